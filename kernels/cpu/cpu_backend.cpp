@@ -1,0 +1,402 @@
+// CPU reference backend: Eigen for the dense algebra, OpenMP over points (residuals, features,
+// Jacobian rows) or over neurons (gradients), never over a reduction whose order could change
+// with the thread count — same seed, same numbers.
+//
+// Napkin math per gdcg cycle at (m neurons, n = N + K points, d = 2): the residual pass and the
+// gradient pass each evaluate n·m Gaussians (~20 FLOPs + one exp each); assembling M and N
+// another n·m; CG costs 4·n·m FLOPs per iteration (two GEMVs over the stored n × m features).
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Dense>
+
+#include "kernels/backend.hpp"
+#include "kernels/rbf_math.hpp"
+
+namespace rbfpde {
+namespace {
+
+template <class T>
+using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto pos = line.find(':');
+      if (pos != std::string::npos) return line.substr(pos + 2);
+    }
+  }
+  return "CPU";
+}
+
+template <class T>
+double sum_squares(const Vector<T>& v) {
+  double s = 0;
+  for (Eigen::Index i = 0; i < v.size(); ++i) s += double(v[i]) * double(v[i]);
+  return s;
+}
+
+template <class T, int D>
+class CpuRbfBackend final : public RbfBackend<T> {
+ public:
+  explicit CpuRbfBackend(const BackendOptions& options)
+      : penalty_(T(options.penalty)), min_width_(T(options.min_width)) {}
+
+  std::string name() const override { return "cpu"; }
+  std::string device_name() const override { return cpu_model_name(); }
+
+  void set_parameters(const RbfParameters<T>& params) override {
+    if (params.dim != D) throw std::invalid_argument("parameters of the wrong dimension");
+    const int m = params.neurons();
+    if (int(params.centres.size()) != m * D || int(params.widths.size()) != m)
+      throw std::invalid_argument("inconsistent parameter sizes");
+    w_ = Eigen::Map<const Vector<T>>(params.weights.data(), m);
+    c_ = Eigen::Map<const Vector<T>>(params.centres.data(), m * D);
+    a_ = Eigen::Map<const Vector<T>>(params.widths.data(), m);
+    features_valid_ = false;
+  }
+
+  RbfParameters<T> parameters() const override {
+    RbfParameters<T> p;
+    p.dim = D;
+    p.weights.assign(w_.data(), w_.data() + w_.size());
+    p.centres.assign(c_.data(), c_.data() + c_.size());
+    p.widths.assign(a_.data(), a_.data() + a_.size());
+    return p;
+  }
+
+  void set_batch(const CollocationBatch& batch) override {
+    if (batch.dim != D) throw std::invalid_argument("batch of the wrong dimension");
+    xi_ = Eigen::Map<const Vector<double>>(batch.interior.data(), batch.interior.size()).template cast<T>();
+    xb_ = Eigen::Map<const Vector<double>>(batch.boundary.data(), batch.boundary.size()).template cast<T>();
+    f_ = Eigen::Map<const Vector<double>>(batch.f.data(), batch.f.size()).template cast<T>();
+    p_ = Eigen::Map<const Vector<double>>(batch.p.data(), batch.p.size()).template cast<T>();
+    e_.resize(f_.size());
+    b_.resize(p_.size());
+    features_valid_ = false;
+  }
+
+  LossParts residuals() override {
+    const int m = neurons();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index i = 0; i < n_int; ++i) {
+      const T* x = &xi_[i * D];
+      T sum = T(0);
+      for (int k = 0; k < m; ++k) {
+        T diff[D], phi, lap;
+        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+        gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
+        sum += w_[k] * lap;
+      }
+      e_[i] = sum - f_[i];
+    }
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index j = 0; j < n_bnd; ++j) {
+      const T* x = &xb_[j * D];
+      T sum = T(0);
+      for (int k = 0; k < m; ++k) {
+        T diff[D], phi, lap;
+        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+        gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
+        sum += w_[k] * phi;
+      }
+      b_[j] = sum - p_[j];
+    }
+    return loss_parts();
+  }
+
+  void residual_vectors(std::vector<T>& e, std::vector<T>& b) const override {
+    e.assign(e_.data(), e_.data() + e_.size());
+    b.assign(b_.data(), b_.data() + b_.size());
+  }
+
+  LossParts gradient(RbfParameters<T>& grad) override {
+    const LossParts parts = residuals();
+    Vector<T> gw, gc, ga;
+    gradient_from_residuals(&gw, gc, ga);
+    grad.dim = D;
+    grad.weights.assign(gw.data(), gw.data() + gw.size());
+    grad.centres.assign(gc.data(), gc.data() + gc.size());
+    grad.widths.assign(ga.data(), ga.data() + ga.size());
+    return parts;
+  }
+
+  LossParts gd_steps(int steps, T learning_rate) override {
+    LossParts parts = residuals();
+    Vector<T> gc, ga;
+    for (int s = 0; s < steps; ++s) {
+      if (s > 0) parts = residuals();
+      gradient_from_residuals(nullptr, gc, ga);
+      c_ -= learning_rate * gc;
+      a_ -= learning_rate * ga;
+      clamp_widths();
+    }
+    features_valid_ = false;
+    return parts;
+  }
+
+  CgResult solve_weights_cg(int max_iterations, T tolerance) override {
+    assemble_features();
+    const T inv_n = T(1) / T(std::max<Eigen::Index>(f_.size(), 1));
+    const T lam_k = penalty_ / T(std::max<Eigen::Index>(p_.size(), 1));
+    auto apply = [&](const Vector<T>& v) -> Vector<T> {
+      Vector<T> out = (M_.transpose() * (M_ * v)) * inv_n;
+      out.noalias() += (N_.transpose() * (N_ * v)) * lam_k;
+      return out;
+    };
+    const Vector<T> s = M_.transpose() * f_ * inv_n + N_.transpose() * p_ * lam_k;
+    const double s_norm = std::sqrt(sum_squares(s));
+    Vector<T> r = s - apply(w_);
+    Vector<T> d = r;
+    double rr = sum_squares(r);
+    CgResult result;
+    const double stop = double(tolerance) * (s_norm > 0 ? s_norm : 1.0);
+    int it = 0;
+    for (; it < max_iterations && std::sqrt(rr) > stop; ++it) {
+      const Vector<T> ad = apply(d);
+      const double dad = double(d.dot(ad));
+      if (!(dad > 0)) break;  // breakdown: A is only semi-definite along d
+      const T alpha = T(rr / dad);
+      w_ += alpha * d;
+      r -= alpha * ad;
+      const double rr_new = sum_squares(r);
+      d = r + T(rr_new / rr) * d;
+      rr = rr_new;
+    }
+    result.iterations = it;
+    result.relative_residual = std::sqrt(rr) / (s_norm > 0 ? s_norm : 1.0);
+    residuals_from_features();
+    return result;
+  }
+
+  void solve_weights_direct(T ridge) override {
+    assemble_features();
+    const T inv_n = T(1) / T(std::max<Eigen::Index>(f_.size(), 1));
+    const T lam_k = penalty_ / T(std::max<Eigen::Index>(p_.size(), 1));
+    const int m = neurons();
+    Matrix<T> A = Matrix<T>::Zero(m, m);
+    A.template selfadjointView<Eigen::Lower>().rankUpdate(M_.transpose(), inv_n);
+    A.template selfadjointView<Eigen::Lower>().rankUpdate(N_.transpose(), lam_k);
+    A.diagonal().array() += ridge;
+    const Vector<T> s = M_.transpose() * f_ * inv_n + N_.transpose() * p_ * lam_k;
+    Eigen::LDLT<Matrix<T>, Eigen::Lower> ldlt(A);
+    Vector<T> w = ldlt.solve(s);
+    if (w.allFinite()) w_ = w;
+    residuals_from_features();
+  }
+
+  LossParts lm_prepare() override {
+    const LossParts parts = residuals();
+    const int m = neurons();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+    const Eigen::Index cols = Eigen::Index(m) * (D + 2);
+    J_.resize(n_int + n_bnd, cols);
+    R_.resize(n_int + n_bnd);
+    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
+    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
+      const bool interior = row < n_int;
+      const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
+      const T scale = interior ? si : sb;
+      R_[row] = scale * (interior ? e_[row] : b_[row - n_int]);
+      T* jr = &J_(row, 0);
+      for (int k = 0; k < m; ++k) {
+        T diff[D];
+        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+        const NeuronTerms<T> t = gaussian_terms<D>(r2, a_[k]);
+        const T val = interior ? t.lap : t.phi;
+        const T dc = interior ? t.lap_dc : t.phi_dc;
+        const T da = interior ? t.lap_da : t.phi_da;
+        jr[k] = scale * val;
+        for (int j = 0; j < D; ++j) jr[m + k * D + j] = scale * w_[k] * dc * diff[j];
+        jr[m + m * D + k] = scale * w_[k] * da;
+      }
+    }
+    JtJ_ = Matrix<T>::Zero(cols, cols);
+    JtJ_.template selfadjointView<Eigen::Lower>().rankUpdate(J_.transpose());
+    JtR_ = J_.transpose() * R_;
+    theta0_w_ = w_;
+    theta0_c_ = c_;
+    theta0_a_ = a_;
+    return parts;
+  }
+
+  LossParts lm_try(T mu) override {
+    const Eigen::Index cols = JtJ_.rows();
+    Matrix<T> A = JtJ_;
+    // Marquardt's scaling by diag(JᵀJ), floored so that a column that vanished (a neuron far
+    // from every point) still gets damped.
+    const T floor = std::max(JtJ_.diagonal().maxCoeff() * T(1e-12), std::numeric_limits<T>::min());
+    for (Eigen::Index i = 0; i < cols; ++i) A(i, i) += mu * std::max(JtJ_(i, i), floor);
+    Eigen::LLT<Matrix<T>, Eigen::Lower> llt(A);
+    Vector<T> delta;
+    if (llt.info() == Eigen::Success) {
+      delta = -llt.solve(JtR_);
+    } else {
+      delta = -A.template selfadjointView<Eigen::Lower>().ldlt().solve(JtR_);
+    }
+    const int m = neurons();
+    w_ = theta0_w_ + delta.segment(0, m);
+    c_ = theta0_c_ + delta.segment(m, Eigen::Index(m) * D);
+    a_ = theta0_a_ + delta.segment(Eigen::Index(m) * (D + 1), m);
+    clamp_widths();
+    features_valid_ = false;
+    if (!delta.allFinite()) {
+      LossParts bad;
+      bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
+      return bad;
+    }
+    return residuals();
+  }
+
+  void lm_reject() override {
+    w_ = theta0_w_;
+    c_ = theta0_c_;
+    a_ = theta0_a_;
+    features_valid_ = false;
+    residuals();
+  }
+
+  void evaluate(const std::vector<double>& points, std::vector<double>& u,
+                std::vector<double>& laplacian) override {
+    const Eigen::Index n = Eigen::Index(points.size() / D);
+    const int m = neurons();
+    u.resize(n);
+    laplacian.resize(n);
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index i = 0; i < n; ++i) {
+      T x[D];
+      for (int j = 0; j < D; ++j) x[j] = T(points[i * D + j]);
+      T su = T(0), sl = T(0);
+      for (int k = 0; k < m; ++k) {
+        T diff[D], phi, lap;
+        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+        gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
+        su += w_[k] * phi;
+        sl += w_[k] * lap;
+      }
+      u[i] = double(su);
+      laplacian[i] = double(sl);
+    }
+  }
+
+ private:
+  int neurons() const { return int(w_.size()); }
+
+  LossParts loss_parts() const {
+    const double n = double(std::max<Eigen::Index>(e_.size(), 1));
+    const double k = double(std::max<Eigen::Index>(b_.size(), 1));
+    const double se = sum_squares(e_), sb = sum_squares(b_);
+    LossParts parts;
+    parts.loss = 0.5 * se / n + 0.5 * double(penalty_) * sb / k;
+    parts.rms_interior = std::sqrt(se / n);
+    parts.rms_boundary = std::sqrt(sb / k);
+    return parts;
+  }
+
+  void clamp_widths() {
+    for (Eigen::Index k = 0; k < a_.size(); ++k) {
+      // NaN stays NaN so that divergence is detected rather than hidden by the clamp.
+      if (a_[k] < min_width_) a_[k] = min_width_;
+    }
+  }
+
+  // ∂I/∂w, ∂I/∂c, ∂I/∂a from the current e and b, one neuron per iteration so that every
+  // sum over points runs in a fixed order.
+  void gradient_from_residuals(Vector<T>* gw, Vector<T>& gc, Vector<T>& ga) const {
+    const int m = neurons();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+    const T inv_n = T(1) / T(std::max<Eigen::Index>(n_int, 1));
+    const T lam_k = penalty_ / T(std::max<Eigen::Index>(n_bnd, 1));
+    if (gw) gw->resize(m);
+    gc.resize(Eigen::Index(m) * D);
+    ga.resize(m);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int k = 0; k < m; ++k) {
+      const T* c = &c_[k * D];
+      T sw_i = T(0), sa_i = T(0), sc_i[D] = {}, sw_b = T(0), sa_b = T(0), sc_b[D] = {};
+      for (Eigen::Index i = 0; i < n_int; ++i) {
+        T diff[D];
+        const T r2 = squared_distance<D>(&xi_[i * D], c, diff);
+        const NeuronTerms<T> t = gaussian_terms<D>(r2, a_[k]);
+        const T e = e_[i];
+        sw_i += e * t.lap;
+        sa_i += e * t.lap_da;
+        for (int j = 0; j < D; ++j) sc_i[j] += e * t.lap_dc * diff[j];
+      }
+      for (Eigen::Index i = 0; i < n_bnd; ++i) {
+        T diff[D];
+        const T r2 = squared_distance<D>(&xb_[i * D], c, diff);
+        const NeuronTerms<T> t = gaussian_terms<D>(r2, a_[k]);
+        const T b = b_[i];
+        sw_b += b * t.phi;
+        sa_b += b * t.phi_da;
+        for (int j = 0; j < D; ++j) sc_b[j] += b * t.phi_dc * diff[j];
+      }
+      const T w = w_[k];
+      if (gw) (*gw)[k] = sw_i * inv_n + sw_b * lam_k;
+      ga[k] = w * (sa_i * inv_n + sa_b * lam_k);
+      for (int j = 0; j < D; ++j) gc[k * D + j] = w * (sc_i[j] * inv_n + sc_b[j] * lam_k);
+    }
+  }
+
+  // M (N × m) of Δφ_k(x_i) and N (K × m) of φ_k(x_j) at the current centres and widths.
+  void assemble_features() {
+    if (features_valid_) return;
+    const int m = neurons();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+    M_.resize(n_int, m);
+    N_.resize(n_bnd, m);
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
+      const bool interior = row < n_int;
+      const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
+      T* out = interior ? &M_(row, 0) : &N_(row - n_int, 0);
+      for (int k = 0; k < m; ++k) {
+        T diff[D], phi, lap;
+        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+        gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
+        out[k] = interior ? lap : phi;
+      }
+    }
+    features_valid_ = true;
+  }
+
+  void residuals_from_features() {
+    e_ = M_ * w_ - f_;
+    b_ = N_ * w_ - p_;
+  }
+
+  T penalty_, min_width_;
+  Vector<T> w_, c_, a_;
+  Vector<T> xi_, xb_, f_, p_, e_, b_;
+  Matrix<T> M_, N_;
+  bool features_valid_ = false;
+  Matrix<T> J_, JtJ_;
+  Vector<T> R_, JtR_, theta0_w_, theta0_c_, theta0_a_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<RbfBackend<T>> make_cpu_backend(const BackendOptions& options) {
+  if (options.dim == 2) return std::make_unique<CpuRbfBackend<T, 2>>(options);
+  if (options.dim == 3) return std::make_unique<CpuRbfBackend<T, 3>>(options);
+  throw std::invalid_argument("the CPU backend supports 2 or 3 dimensions, got " +
+                              std::to_string(options.dim));
+}
+
+template std::unique_ptr<RbfBackend<double>> make_cpu_backend<double>(const BackendOptions&);
+template std::unique_ptr<RbfBackend<float>> make_cpu_backend<float>(const BackendOptions&);
+
+}  // namespace rbfpde

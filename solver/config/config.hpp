@@ -1,0 +1,72 @@
+// The typed, validated configuration (DESIGN.md §4). load_config() reads a YAML file, applies
+// --set overrides, checks every key and value, fills defaults, and either returns a Config or
+// throws InputError with "file:line:column: key: expected ..., found ..." — before anything is
+// written anywhere. configs/README.md documents every key and default listed here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "problems/errors.hpp"
+#include "problems/problem.hpp"
+
+namespace rbfpde {
+
+struct ModelConfig {
+  std::string type = "rbf";           // rbf | mlp
+  int neurons = 64;                   // rbf
+  std::string init_centres = "grid";  // grid | random
+  double init_width = 1.5;            // multiple of the initial centre spacing
+  std::vector<int> layers = {50, 50, 50, 50};  // mlp hidden widths
+  std::string activation = "tanh";    // mlp: tanh | sin | sigmoid
+};
+
+struct TrainingConfig {
+  std::string method = "gdcg";  // gdcg | lm | adam
+  int points_interior = 176;
+  int points_boundary = 48;
+  int resample_every = 1;       // cycles between fresh batches
+  double penalty = 100;         // λ
+  long max_cycles = 2000;
+  double tolerance = 1e-10;     // stop when the loss falls below
+  double time_limit = 0;        // seconds, 0 = none
+  int gd_steps = 1;
+  double gd_learning_rate = 1.0;
+  int cg_iterations = 50;
+  double cg_tolerance = 1e-14;
+  double lm_damping = 1e-2;     // initial μ
+  double adam_learning_rate = 1e-3;
+  double adam_decay = 1.0;      // learning rate multiplier per 1000 steps
+  unsigned long long seed = 1;
+};
+
+struct ComputeConfig {
+  std::string backend = "auto";      // auto | cpu | cuda
+  std::string precision = "double";  // double | float
+};
+
+struct OutputConfig {
+  std::string directory;             // default output/<name>
+  std::vector<int> resolution;       // default [101, 101] in 2D, [41, 41, 41] in 3D
+  int snapshot_every = 0;            // cycles between training snapshots, 0 = none
+  int report_every = 10;             // cycles between history rows / progress lines
+};
+
+struct Config {
+  std::string file;  // the YAML file it came from
+  std::string name;
+  ProblemSpec problem;
+  ModelConfig model;
+  TrainingConfig training;
+  ComputeConfig compute;
+  OutputConfig output;
+};
+
+// Reads and validates `path`, then applies `overrides` ("key.path=value", as given to --set,
+// YAML-parsed value) before validation. Throws InputError on any problem.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The resolved config (every key, defaults filled) as YAML text; load_config(dump) gives it back.
+std::string dump_config(const Config& config);
+
+}  // namespace rbfpde
