@@ -34,6 +34,9 @@ struct PointArray {
   std::vector<double> values;
 };
 
+// True when this build writes VTK files (CMake option RBFPDE_WITH_VTK).
+bool vtk_available();
+
 // solution.vtu and training snapshots: the grid with point arrays (2D points get z = 0).
 void write_grid_vtu(const std::filesystem::path& path, const EvaluationGrid& grid,
                     const std::vector<PointArray>& arrays);

@@ -1,0 +1,204 @@
+// Simple polygon (2D), convex or not, given in either orientation; stored counter-clockwise so
+// that the outward normal of edge a→b is (b − a) turned clockwise.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "problems/domain.hpp"
+
+namespace rbfpde {
+
+namespace {
+
+using Vec2 = std::array<double, 2>;
+
+double cross(const Vec2& a, const Vec2& b, const Vec2& c) {
+  return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+}
+
+// c lies within the bounding box of segment ab (used only when a, b, c are collinear).
+bool within(const Vec2& a, const Vec2& b, const Vec2& c) {
+  return std::min(a[0], b[0]) <= c[0] && c[0] <= std::max(a[0], b[0]) &&
+         std::min(a[1], b[1]) <= c[1] && c[1] <= std::max(a[1], b[1]);
+}
+
+// Closed segments ab and cd share at least one point (touching counts).
+bool segments_meet(const Vec2& a, const Vec2& b, const Vec2& c, const Vec2& d) {
+  const double d1 = cross(c, d, a), d2 = cross(c, d, b);
+  const double d3 = cross(a, b, c), d4 = cross(a, b, d);
+  if (((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0)))
+    return true;
+  return (d1 == 0 && within(c, d, a)) || (d2 == 0 && within(c, d, b)) ||
+         (d3 == 0 && within(a, b, c)) || (d4 == 0 && within(a, b, d));
+}
+
+double distance_to_segment(const double* x, const Vec2& a, const Vec2& b) {
+  const double ex = b[0] - a[0], ey = b[1] - a[1];
+  const double px = x[0] - a[0], py = x[1] - a[1];
+  const double t = std::clamp((px * ex + py * ey) / (ex * ex + ey * ey), 0.0, 1.0);
+  return std::hypot(px - t * ex, py - t * ey);
+}
+
+std::string point_str(const Vec2& v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "(%g, %g)", v[0], v[1]);
+  return buf;
+}
+
+double signed_area(const std::vector<Vec2>& v) {
+  double s = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Vec2& a = v[i];
+    const Vec2& b = v[(i + 1) % v.size()];
+    s += a[0] * b[1] - b[0] * a[1];
+  }
+  return 0.5 * s;
+}
+
+class Polygon final : public Domain {
+ public:
+  explicit Polygon(std::vector<Vec2> vertices) : v_(std::move(vertices)) {
+    if (signed_area(v_) < 0) std::reverse(v_.begin(), v_.end());
+    area_ = signed_area(v_);
+    lo_ = hi_ = v_[0];
+    for (const Vec2& p : v_) {
+      for (int k = 0; k < 2; ++k) lo_[k] = std::min(lo_[k], p[k]), hi_[k] = std::max(hi_[k], p[k]);
+    }
+    tol_ = 1e-12 * std::hypot(hi_[0] - lo_[0], hi_[1] - lo_[1]);
+    cumulative_.resize(v_.size() + 1, 0.0);
+    for (std::size_t i = 0; i < v_.size(); ++i) {
+      const Vec2& a = v_[i];
+      const Vec2& b = v_[(i + 1) % v_.size()];
+      cumulative_[i + 1] = cumulative_[i] + std::hypot(b[0] - a[0], b[1] - a[1]);
+    }
+  }
+
+  int dim() const override { return 2; }
+  std::string type() const override { return "polygon"; }
+
+  bool contains(const double* x) const override {
+    // Crossing number: a ray to +x crosses the boundary an odd number of times from inside.
+    bool inside = false;
+    const std::size_t n = v_.size();
+    for (std::size_t i = 0, j = n - 1; i < n; j = i++) {
+      const Vec2& a = v_[j];
+      const Vec2& b = v_[i];
+      if ((a[1] > x[1]) != (b[1] > x[1])) {
+        const double xc = a[0] + (x[1] - a[1]) * (b[0] - a[0]) / (b[1] - a[1]);
+        if (x[0] < xc) inside = !inside;
+      }
+    }
+    // The parity test is arbitrary exactly on an edge; the domain is closed, so decide by distance.
+    return inside || distance_to_boundary(x) <= tol_;
+  }
+
+  double distance_to_boundary(const double* x) const override {
+    double d = INFINITY;
+    for (std::size_t i = 0; i < v_.size(); ++i)
+      d = std::min(d, distance_to_segment(x, v_[i], v_[(i + 1) % v_.size()]));
+    return d;
+  }
+
+  void sample_interior(Rng& rng, std::size_t n, double* points) const override {
+    // Rejection from the bounding box: expected trials per point = box area / polygon area.
+    for (std::size_t i = 0; i < n; ++i) {
+      double* x = points + 2 * i;
+      do {
+        x[0] = uniform(rng, lo_[0], hi_[0]);
+        x[1] = uniform(rng, lo_[1], hi_[1]);
+      } while (!contains(x));
+    }
+  }
+
+  void sample_boundary(Rng& rng, std::size_t n, double* points, double* normals) const override {
+    const std::size_t m = v_.size();
+    const double perimeter = cumulative_[m];
+    for (std::size_t i = 0; i < n; ++i) {
+      const double t = uniform01(rng) * perimeter;
+      // Edge e covers [cumulative_[e], cumulative_[e+1]).
+      std::size_t e =
+          std::upper_bound(cumulative_.begin(), cumulative_.end(), t) - cumulative_.begin() - 1;
+      e = std::min(e, m - 1);
+      const Vec2& a = v_[e];
+      const Vec2& b = v_[(e + 1) % m];
+      const double len = cumulative_[e + 1] - cumulative_[e];
+      const double s = std::clamp((t - cumulative_[e]) / len, 0.0, 1.0);
+      points[2 * i] = a[0] + s * (b[0] - a[0]);
+      points[2 * i + 1] = a[1] + s * (b[1] - a[1]);
+      normals[2 * i] = (b[1] - a[1]) / len;
+      normals[2 * i + 1] = -(b[0] - a[0]) / len;
+    }
+  }
+
+  void bounding_box(double* lo, double* hi) const override {
+    lo[0] = lo_[0], lo[1] = lo_[1], hi[0] = hi_[0], hi[1] = hi_[1];
+  }
+
+  double measure() const override { return area_; }
+
+ private:
+  std::vector<Vec2> v_;             // counter-clockwise
+  std::vector<double> cumulative_;  // perimeter length up to vertex i
+  Vec2 lo_{}, hi_{};
+  double area_ = 0;
+  double tol_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Domain> make_polygon(const std::vector<std::array<double, 2>>& vertices) {
+  const std::size_t n = vertices.size();
+  if (n < 3) {
+    throw std::invalid_argument("a polygon needs at least 3 vertices, found " + std::to_string(n));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(vertices[i][0]) || !std::isfinite(vertices[i][1]))
+      throw std::invalid_argument("vertex " + std::to_string(i) + " is not finite");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec2& a = vertices[i];
+    const Vec2& b = vertices[(i + 1) % n];
+    if (a == b) {
+      throw std::invalid_argument("vertices " + std::to_string(i) + " and " +
+                                  std::to_string((i + 1) % n) + " coincide at " + point_str(a) +
+                                  " (zero-length edge)");
+    }
+  }
+  // Adjacent edges share their common vertex only: collinear and pointing back means they overlap.
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec2& a = vertices[i];
+    const Vec2& b = vertices[(i + 1) % n];
+    const Vec2& c = vertices[(i + 2) % n];
+    const double dot = (b[0] - a[0]) * (c[0] - b[0]) + (b[1] - a[1]) * (c[1] - b[1]);
+    if (cross(a, b, c) == 0 && dot < 0) {
+      throw std::invalid_argument("the polygon is self-intersecting: edges " + std::to_string(i) +
+                                  " and " + std::to_string((i + 1) % n) + " fold back at " +
+                                  point_str(b));
+    }
+  }
+  // Non-adjacent edges must not meet at all. O(n²) is fine for hand-written polygons.
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 2; j < n; ++j) {
+      if (i == 0 && j == n - 1) continue;  // adjacent through the closing vertex
+      if (segments_meet(vertices[i], vertices[(i + 1) % n], vertices[j], vertices[(j + 1) % n])) {
+        throw std::invalid_argument("the polygon is self-intersecting: edge " + std::to_string(i) +
+                                    " " + point_str(vertices[i]) + "-" +
+                                    point_str(vertices[(i + 1) % n]) + " meets edge " +
+                                    std::to_string(j) + " " + point_str(vertices[j]) + "-" +
+                                    point_str(vertices[(j + 1) % n]));
+      }
+    }
+  }
+  double lo[2] = {vertices[0][0], vertices[0][1]}, hi[2] = {lo[0], lo[1]};
+  for (const Vec2& p : vertices)
+    for (int k = 0; k < 2; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
+  const double diag2 = (hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]);
+  if (std::abs(signed_area(vertices)) <= 1e-14 * diag2) {
+    throw std::invalid_argument("the polygon has zero area (all vertices on one line?)");
+  }
+  return std::make_unique<Polygon>(vertices);
+}
+
+}  // namespace rbfpde

@@ -1,0 +1,304 @@
+// The config tree → Config: the key names, types, ranges and defaults of DESIGN.md §4 (documented
+// for users in configs/README.md; keep the two in step). Sections are read in file order so that
+// the first error reported is the first one a reader meets.
+#include <cctype>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "solver/config/config_tree.hpp"
+
+namespace rbfpde::config_detail {
+namespace {
+
+bool positive(double x) { return x > 0; }
+bool non_negative(double x) { return x >= 0; }
+bool unit_interval(double x) { return x > 0 && x <= 1; }
+
+const char* const kPositiveInteger = "a positive integer";
+const char* const kNonNegativeInteger = "a non-negative integer";
+
+bool valid_name(const std::string& name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string read_name(const Field& field) {
+  const std::string expected = "a name of letters, digits, '_', '-', '.'";
+  const std::string name = read_text(field, expected);
+  if (!valid_name(name)) field.fail_expected(expected);
+  return name;
+}
+
+// The dimension each domain type lives in, and the keys it takes besides `type`.
+int domain_dim(const std::string& type) { return type == "box" || type == "ball" ? 3 : 2; }
+
+DomainSpec read_domain(const Field& field) {
+  DomainSpec domain;
+  domain.key = field.path();
+  domain.loc = field.loc();
+  // A misspelt key is a likelier mistake than a missing type: report it first.
+  if (!field.child("type").present()) {
+    field.check_map({"type", "min", "max", "centre", "radius", "vertices"});
+  }
+  domain.type = read_choice(field.require("type"), {"rectangle", "box", "disk", "ball", "polygon"});
+  const int dim = domain_dim(domain.type);
+  const std::string why = "a " + domain.type + " is " + std::to_string(dim) + "D";
+  if (domain.type == "rectangle" || domain.type == "box") {
+    field.check_map({"type", "min", "max"});
+    domain.min = read_numbers(field.require("min"), dim, why);
+    const Field max = field.require("max");
+    domain.max = read_numbers(max, dim, why);
+    for (int i = 0; i < dim; ++i) {
+      if (domain.max[i] <= domain.min[i]) {
+        const std::vector<Field> entries = max.entries("a sequence");
+        entries[i].fail("expected a value greater than min[" + std::to_string(i) + "] = " +
+                        format_double(domain.min[i]) + ", found " + describe(entries[i].node()));
+      }
+    }
+  } else if (domain.type == "disk" || domain.type == "ball") {
+    field.check_map({"type", "centre", "radius"});
+    domain.centre = read_numbers(field.require("centre"), dim, why);
+    domain.radius = read_double(field.require("radius"), positive, "a positive number");
+  } else {
+    field.check_map({"type", "vertices"});
+    const Field vertices = field.require("vertices");
+    const std::vector<Field> items = vertices.entries("a sequence of [x, y] vertices");
+    if (items.size() < 3) {
+      vertices.fail("expected at least 3 vertices, found " + std::to_string(items.size()));
+    }
+    for (const Field& item : items) {
+      if (item.node().IsSequence() && item.node().size() != 2) {
+        item.fail("expected an [x, y] pair, found a sequence of " +
+                  std::to_string(item.node().size()));
+      }
+      const std::vector<double> xy = read_numbers(item, 2, "an [x, y] pair");
+      domain.vertices.push_back({xy[0], xy[1]});
+    }
+  }
+  return domain;
+}
+
+BoundarySpec read_boundary_entry(const Field& field) {
+  field.check_map({"type", "value", "where"});
+  BoundarySpec entry;
+  entry.type = read_choice(field.require("type"), {"dirichlet"});
+  entry.value = read_expression(field.require("value"));
+  const Field where = field.child("where");
+  if (where.present()) {
+    entry.where = read_expression(where);
+  } else {
+    entry.where.text = "1";
+    entry.where.key = where.path();
+    entry.where.loc = field.loc();
+  }
+  return entry;
+}
+
+ProblemSpec read_problem(const Field& field) {
+  field.check_map({"domain", "equation", "boundary", "exact"});
+  ProblemSpec problem;
+  problem.domain = read_domain(field.require("domain"));
+  problem.dim = domain_dim(problem.domain.type);
+
+  const Field equation = field.require("equation");
+  equation.check_map({"type", "f"});
+  if (const Field type = equation.child("type"); type.present()) {
+    problem.equation = read_choice(type, {"poisson"});
+  }
+  problem.f = read_expression(equation.require("f"));
+
+  const Field boundary = field.require("boundary");
+  const std::vector<Field> entries = boundary.entries("a sequence of boundary conditions");
+  if (entries.empty()) {
+    boundary.fail("expected at least one boundary condition, found an empty sequence");
+  }
+  for (const Field& entry : entries) problem.boundary.push_back(read_boundary_entry(entry));
+
+  if (const Field exact = field.child("exact"); exact.present()) {
+    problem.exact = read_expression(exact);
+  }
+  return problem;
+}
+
+ModelConfig read_model(const Field& field) {
+  ModelConfig model;
+  if (!field.present()) return model;
+  field.check_map({"type", "neurons", "init", "layers", "activation"});
+  if (const Field f = field.child("type"); f.present()) model.type = read_choice(f, {"rbf", "mlp"});
+  if (const Field f = field.child("neurons"); f.present()) {
+    model.neurons = read_int(f, 1, kPositiveInteger);
+  }
+  if (const Field init = field.child("init"); init.present()) {
+    init.check_map({"centres", "width"});
+    if (const Field f = init.child("centres"); f.present()) {
+      model.init_centres = read_choice(f, {"grid", "random"});
+    }
+    if (const Field f = init.child("width"); f.present()) {
+      model.init_width = read_double(f, positive, "a positive number");
+    }
+  }
+  if (const Field f = field.child("layers"); f.present()) {
+    const std::vector<Field> items = f.entries("a sequence of layer widths");
+    if (items.empty()) f.fail("expected at least one layer width, found an empty sequence");
+    model.layers.clear();
+    for (const Field& item : items) model.layers.push_back(read_int(item, 1, kPositiveInteger));
+  }
+  if (const Field f = field.child("activation"); f.present()) {
+    model.activation = read_choice(f, {"tanh", "sin", "sigmoid"});
+  }
+  return model;
+}
+
+TrainingConfig read_training(const Field& field, const ModelConfig& model) {
+  TrainingConfig training;
+  // The seed's scheme trains RBF networks; an MLP is trained by Adam, so that is its default.
+  training.method = model.type == "mlp" ? "adam" : "gdcg";
+  if (!field.present()) return training;
+  field.check_map({"method", "points", "penalty", "max_cycles", "tolerance", "time_limit", "gd",
+                   "cg", "lm", "adam", "seed"});
+  if (const Field f = field.child("method"); f.present()) {
+    training.method = read_choice(f, {"gdcg", "lm", "adam"});
+    if (model.type == "rbf" && training.method == "adam") {
+      f.fail("expected gdcg or lm for model.type rbf, found \"adam\"");
+    }
+    if (model.type == "mlp" && training.method != "adam") {
+      f.fail("expected adam for model.type mlp, found \"" + training.method + "\"");
+    }
+  }
+  if (const Field points = field.child("points"); points.present()) {
+    points.check_map({"interior", "boundary", "resample_every"});
+    if (const Field f = points.child("interior"); f.present()) {
+      training.points_interior = read_int(f, 1, kPositiveInteger);
+    }
+    if (const Field f = points.child("boundary"); f.present()) {
+      training.points_boundary = read_int(f, 1, kPositiveInteger);
+    }
+    if (const Field f = points.child("resample_every"); f.present()) {
+      training.resample_every = read_int(f, 1, kPositiveInteger);
+    }
+  }
+  if (const Field f = field.child("penalty"); f.present()) {
+    training.penalty = read_double(f, positive, "a positive number");
+  }
+  if (const Field f = field.child("max_cycles"); f.present()) {
+    training.max_cycles =
+        static_cast<long>(read_integer(f, 1, std::numeric_limits<long>::max(), kPositiveInteger));
+  }
+  if (const Field f = field.child("tolerance"); f.present()) {
+    training.tolerance = read_double(f, non_negative, "a non-negative number");
+  }
+  if (const Field f = field.child("time_limit"); f.present()) {
+    training.time_limit = read_double(f, non_negative, "a non-negative number of seconds");
+  }
+  if (const Field gd = field.child("gd"); gd.present()) {
+    gd.check_map({"steps", "learning_rate"});
+    if (const Field f = gd.child("steps"); f.present()) {
+      training.gd_steps = read_int(f, 0, kNonNegativeInteger);
+    }
+    if (const Field f = gd.child("learning_rate"); f.present()) {
+      training.gd_learning_rate = read_double(f, positive, "a positive number");
+    }
+  }
+  if (const Field cg = field.child("cg"); cg.present()) {
+    cg.check_map({"iterations", "tolerance"});
+    if (const Field f = cg.child("iterations"); f.present()) {
+      training.cg_iterations = read_int(f, 1, kPositiveInteger);
+    }
+    if (const Field f = cg.child("tolerance"); f.present()) {
+      training.cg_tolerance = read_double(f, non_negative, "a non-negative number");
+    }
+  }
+  if (const Field lm = field.child("lm"); lm.present()) {
+    lm.check_map({"damping"});
+    if (const Field f = lm.child("damping"); f.present()) {
+      training.lm_damping = read_double(f, positive, "a positive number");
+    }
+  }
+  if (const Field adam = field.child("adam"); adam.present()) {
+    adam.check_map({"learning_rate", "decay"});
+    if (const Field f = adam.child("learning_rate"); f.present()) {
+      training.adam_learning_rate = read_double(f, positive, "a positive number");
+    }
+    if (const Field f = adam.child("decay"); f.present()) {
+      training.adam_decay = read_double(f, unit_interval, "a number in (0, 1]");
+    }
+  }
+  if (const Field f = field.child("seed"); f.present()) {
+    training.seed = read_unsigned(f, kNonNegativeInteger);
+  }
+  return training;
+}
+
+ComputeConfig read_compute(const Field& field) {
+  ComputeConfig compute;
+  if (!field.present()) return compute;
+  field.check_map({"backend", "precision"});
+  if (const Field f = field.child("backend"); f.present()) {
+    compute.backend = read_choice(f, {"auto", "cpu", "cuda"});
+  }
+  if (const Field f = field.child("precision"); f.present()) {
+    compute.precision = read_choice(f, {"double", "float"});
+  }
+  return compute;
+}
+
+OutputConfig read_output(const Field& field, const std::string& name, int dim) {
+  OutputConfig output;
+  output.directory = "output/" + name;
+  output.resolution = dim == 3 ? std::vector<int>{41, 41, 41} : std::vector<int>{101, 101};
+  if (!field.present()) return output;
+  field.check_map({"directory", "resolution", "snapshot_every", "report_every"});
+  if (const Field f = field.child("directory"); f.present()) {
+    output.directory = read_text(f, "a directory path");
+  }
+  if (const Field f = field.child("resolution"); f.present()) {
+    const std::string expected =
+        "a sequence of " + std::to_string(dim) + " integers (points per axis)";
+    const std::vector<Field> items = f.entries(expected);
+    if (static_cast<int>(items.size()) != dim) {
+      f.fail("expected " + std::to_string(dim) + " integers (the domain is " + std::to_string(dim) +
+             "D), found " + std::to_string(items.size()));
+    }
+    output.resolution.clear();
+    for (const Field& item : items) {
+      output.resolution.push_back(read_int(item, 2, "an integer of at least 2"));
+    }
+  }
+  if (const Field f = field.child("snapshot_every"); f.present()) {
+    output.snapshot_every = read_int(f, 0, kNonNegativeInteger);
+  }
+  if (const Field f = field.child("report_every"); f.present()) {
+    output.report_every = read_int(f, 1, kPositiveInteger);
+  }
+  return output;
+}
+
+}  // namespace
+
+Config config_from_tree(const YAML::Node& root, const Origin& origin,
+                        const std::string& default_name) {
+  // An empty document has no position; its errors belong to the file's first line.
+  const YAML::Mark top = root.IsDefined() && !root.Mark().is_null() ? root.Mark() : YAML::Mark();
+  const Field tree(root, "", top, &origin);
+  if (!root.IsMap()) tree.fail_expected("a map of config keys (name, problem, model, ...)");
+  tree.check_map({"name", "problem", "model", "training", "compute", "output"});
+
+  Config config;
+  config.file = origin.file;
+  config.name = default_name;
+  if (const Field f = tree.child("name"); f.present()) config.name = read_name(f);
+  config.problem = read_problem(tree.require("problem"));
+  config.model = read_model(tree.child("model"));
+  config.training = read_training(tree.child("training"), config.model);
+  config.compute = read_compute(tree.child("compute"));
+  config.output = read_output(tree.child("output"), config.name, config.problem.dim);
+  return config;
+}
+
+}  // namespace rbfpde::config_detail

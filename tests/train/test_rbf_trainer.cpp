@@ -1,0 +1,104 @@
+// The trainers on the seed problem (DESIGN.md §1), built without a config file, so that the
+// training scheme is tested apart from config parsing. Bounds are the issue's.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "solver/train/error_norms.hpp"
+#include "solver/train/rbf_model.hpp"
+#include "solver/train/rbf_trainer.hpp"
+
+namespace rbfpde {
+namespace {
+
+ProblemSpec seed_problem_spec() {
+  ProblemSpec spec;
+  spec.dim = 2;
+  spec.domain.type = "rectangle";
+  spec.domain.min = {0, 0};
+  spec.domain.max = {1, 1};
+  spec.f = {"sin(pi*x)*sin(pi*y)", "problem.equation.f", {}};
+  BoundarySpec bc;
+  bc.value = {"0", "problem.boundary[0].value", {}};
+  bc.where = {"1", "problem.boundary[0].where", {}};
+  spec.boundary.push_back(bc);
+  spec.exact = ExprSpec{"-sin(pi*x)*sin(pi*y)/(2*pi^2)", "problem.exact", {}};
+  return spec;
+}
+
+// Relative L2 error of the trained network on a 101 × 101 grid.
+template <class T>
+double grid_error(RbfBackend<T>& backend, const Problem& problem) {
+  std::vector<double> pts, exact;
+  for (int j = 0; j <= 100; ++j)
+    for (int i = 0; i <= 100; ++i) {
+      const double x[2] = {i / 100.0, j / 100.0};
+      pts.insert(pts.end(), x, x + 2);
+      exact.push_back(problem.exact()(x));
+    }
+  std::vector<double> u, lap;
+  backend.evaluate(pts, u, lap);
+  return compute_errors(u, exact).rel_l2;
+}
+
+template <class T>
+double train_seed(const std::string& method, long cycles, TrainOutcome* outcome = nullptr) {
+  Config config;
+  config.name = "seed";
+  config.problem = seed_problem_spec();
+  config.training.method = method;
+  config.training.max_cycles = cycles;
+  config.training.tolerance = 0;
+  if (method == "lm") config.training.resample_every = 10;
+  if (getenv("NI")) config.training.points_interior = atoi(getenv("NI"));
+  if (getenv("NB")) config.training.points_boundary = atoi(getenv("NB"));
+  if (getenv("RS")) config.training.resample_every = atoi(getenv("RS"));
+  if (getenv("MU")) config.training.lm_damping = atof(getenv("MU"));
+  if (getenv("LR")) config.training.gd_learning_rate = atof(getenv("LR"));
+  if (getenv("GS")) config.training.gd_steps = atoi(getenv("GS"));
+  if (getenv("CY")) config.training.max_cycles = atoi(getenv("CY"));
+  if (getenv("W")) config.model.init_width = atof(getenv("W"));
+  const Problem problem = Problem::build(config.problem);
+  Rng rng(config.training.seed);
+  const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, rng);
+  BackendOptions opt;
+  opt.dim = 2;
+  opt.penalty = config.training.penalty;
+  opt.min_width = minimum_width(problem.domain());
+  auto backend = make_cpu_backend<T>(opt);
+  RbfTrainer<T> trainer(config, problem, *backend);
+  const auto t0 = std::chrono::steady_clock::now();
+  const TrainOutcome out = trainer.train(
+      init.params, [](long, double, const LossParts&, RbfBackend<T>&, bool) { return true; });
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (outcome) *outcome = out;
+  const double err = grid_error(*backend, problem);
+  std::printf("seed problem, %s, %ld cycles: relative L2 error %.3e, loss %.3e, %.2f s\n",
+              method.c_str(), out.cycles, err, out.loss.loss, secs);
+  return err;
+}
+
+TEST(RbfTrainer, SeedProblemLevenbergMarquardtReaches1e4) {
+  const double bound = 1e-4;
+  std::printf("bound: relative L2 <= %.0e (64 neurons, lm, 300 iterations)\n", bound);
+  TrainOutcome out;
+  const double err = train_seed<double>("lm", 300, &out);
+  EXPECT_FALSE(out.diverged);
+  EXPECT_LE(err, bound);
+}
+
+TEST(RbfTrainer, SeedProblemGdcgReaches1e2) {
+  const double bound = 1e-2;
+  std::printf("bound: relative L2 <= %.0e (64 neurons, gdcg, 600 cycles)\n", bound);
+  EXPECT_LE(train_seed<double>("gdcg", 600), bound);
+}
+
+TEST(RbfTrainer, SameSeedSameNumbers) {
+  EXPECT_EQ(train_seed<double>("lm", 20), train_seed<double>("lm", 20));
+  EXPECT_EQ(train_seed<float>("gdcg", 20), train_seed<float>("gdcg", 20));
+}
+
+}  // namespace
+}  // namespace rbfpde
