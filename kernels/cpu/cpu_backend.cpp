@@ -37,6 +37,10 @@ std::string cpu_model_name() {
   return "CPU";
 }
 
+// Below this many point-neuron pairs a loop runs on one thread: thread start-up and barriers
+// would cost more than the work (the seed problem's 224 × 64 runs faster serially).
+constexpr long kParallelWork = 200000;
+
 template <class T>
 double sum_squares(const Vector<T>& v) {
   double s = 0;
@@ -87,7 +91,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   LossParts residuals() override {
     const int m = neurons();
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n_int * m > kParallelWork)
     for (Eigen::Index i = 0; i < n_int; ++i) {
       const T* x = &xi_[i * D];
       T sum = T(0);
@@ -99,7 +103,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
       }
       e_[i] = sum - f_[i];
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n_bnd * m > kParallelWork)
     for (Eigen::Index j = 0; j < n_bnd; ++j) {
       const T* x = &xb_[j * D];
       T sum = T(0);
@@ -203,7 +207,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     R_.resize(n_int + n_bnd);
     const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
     const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((n_int + n_bnd) * m > kParallelWork)
     for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
       const bool interior = row < n_int;
       const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
@@ -273,7 +277,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const int m = neurons();
     u.resize(n);
     laplacian.resize(n);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n * m > kParallelWork)
     for (Eigen::Index i = 0; i < n; ++i) {
       T x[D];
       for (int j = 0; j < D; ++j) x[j] = T(points[i * D + j]);
@@ -321,7 +325,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     if (gw) gw->resize(m);
     gc.resize(Eigen::Index(m) * D);
     ga.resize(m);
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4) if((n_int + n_bnd) * m > kParallelWork)
     for (int k = 0; k < m; ++k) {
       const T* c = &c_[k * D];
       T sw_i = T(0), sa_i = T(0), sc_i[D] = {}, sw_b = T(0), sa_b = T(0), sc_b[D] = {};
@@ -357,7 +361,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
     M_.resize(n_int, m);
     N_.resize(n_bnd, m);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((n_int + n_bnd) * m > kParallelWork)
     for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
       const bool interior = row < n_int;
       const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];

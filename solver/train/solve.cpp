@@ -86,8 +86,15 @@ class Progress {
   void note(const std::string& text) const {
     if (o_.progress && !o_.quiet) *o_.progress << text << "\n" << std::flush;
   }
+  // Redrawn at most 10 times a second on a terminal; otherwise a line per report interval but
+  // no more than one a second, so that a log of a long run stays readable. The final line
+  // always appears.
   void update(long cycle, double seconds, double loss, double err, bool final) {
     if (!o_.progress || o_.quiet) return;
+    const double min_gap = o_.progress_is_terminal ? 0.1 : 1.0;
+    if (!final && printed_ && seconds - last_ < min_gap) return;
+    printed_ = true;
+    last_ = seconds;
     std::ostringstream line;
     const double rate = seconds > 0 ? cycle / seconds : 0;
     line << "cycle " << cycle << "/" << max_cycles_ << "  loss " << format_g(loss)
@@ -105,6 +112,8 @@ class Progress {
  private:
   const SolveOptions& o_;
   long max_cycles_;
+  bool printed_ = false;
+  double last_ = 0;
 };
 
 template <class T>

@@ -1,5 +1,6 @@
 // The trainers on the seed problem (DESIGN.md §1), built without a config file, so that the
-// training scheme is tested apart from config parsing. Bounds are the issue's.
+// training scheme is tested apart from config parsing. The error bounds on the shipped configs
+// are in test_regression.cpp.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -52,14 +53,6 @@ double train_seed(const std::string& method, long cycles, TrainOutcome* outcome 
   config.training.max_cycles = cycles;
   config.training.tolerance = 0;
   if (method == "lm") config.training.resample_every = 10;
-  if (getenv("NI")) config.training.points_interior = atoi(getenv("NI"));
-  if (getenv("NB")) config.training.points_boundary = atoi(getenv("NB"));
-  if (getenv("RS")) config.training.resample_every = atoi(getenv("RS"));
-  if (getenv("MU")) config.training.lm_damping = atof(getenv("MU"));
-  if (getenv("LR")) config.training.gd_learning_rate = atof(getenv("LR"));
-  if (getenv("GS")) config.training.gd_steps = atoi(getenv("GS"));
-  if (getenv("CY")) config.training.max_cycles = atoi(getenv("CY"));
-  if (getenv("W")) config.model.init_width = atof(getenv("W"));
   const Problem problem = Problem::build(config.problem);
   Rng rng(config.training.seed);
   const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, rng);
@@ -80,19 +73,11 @@ double train_seed(const std::string& method, long cycles, TrainOutcome* outcome 
   return err;
 }
 
-TEST(RbfTrainer, SeedProblemLevenbergMarquardtReaches1e4) {
-  const double bound = 1e-4;
-  std::printf("bound: relative L2 <= %.0e (64 neurons, lm, 300 iterations)\n", bound);
-  TrainOutcome out;
-  const double err = train_seed<double>("lm", 300, &out);
-  EXPECT_FALSE(out.diverged);
-  EXPECT_LE(err, bound);
-}
-
-TEST(RbfTrainer, SeedProblemGdcgReaches1e2) {
-  const double bound = 1e-2;
-  std::printf("bound: relative L2 <= %.0e (64 neurons, gdcg, 600 cycles)\n", bound);
-  EXPECT_LE(train_seed<double>("gdcg", 600), bound);
+TEST(RbfTrainer, BothMethodsImproveOnTheInitialNetwork) {
+  // The initial network (grid centres, least-squares weights) is what 0 cycles leaves.
+  const double initial = train_seed<double>("lm", 0);
+  EXPECT_LT(train_seed<double>("lm", 30), 0.2 * initial);
+  EXPECT_LT(train_seed<double>("gdcg", 100), 0.8 * initial);
 }
 
 TEST(RbfTrainer, SameSeedSameNumbers) {
