@@ -1,0 +1,105 @@
+// CPU baseline: one gdcg cycle (fresh points, one GD step, 50 CG iterations) and one LM
+// iteration (Jacobian, normal equations, one damped solve, residuals at the trial point) on the
+// seed problem, double, CPU backend. Prints a markdown table; median of several runs after a
+// warm-up. Later GPU numbers are compared against this (bench/RESULTS.md).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "solver/train/rbf_model.hpp"
+#include "solver/train/rbf_trainer.hpp"
+
+using namespace rbfpde;
+
+namespace {
+
+ProblemSpec seed_spec() {
+  ProblemSpec spec;
+  spec.dim = 2;
+  spec.domain.type = "rectangle";
+  spec.domain.min = {0, 0};
+  spec.domain.max = {1, 1};
+  spec.f = {"sin(pi*x)*sin(pi*y)", "problem.equation.f", {}};
+  BoundarySpec bc;
+  bc.value = {"0", "value", {}};
+  bc.where = {"1", "where", {}};
+  spec.boundary.push_back(bc);
+  return spec;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Case {
+  int neurons, points;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int runs = argc > 1 ? std::atoi(argv[1]) : 9;
+  const Problem problem = Problem::build(seed_spec());
+  using Clock = std::chrono::steady_clock;
+  std::printf("| operation | neurons | points (N+K) | median ms | runs |\n|---|---|---|---|---|\n");
+
+  auto setup = [&](int m, int points, Rng& rng, CollocationBatch& batch) {
+    ModelConfig model;
+    model.neurons = m;
+    const RbfInit init = initial_rbf_parameters(problem.domain(), model, rng);
+    BackendOptions opt;
+    opt.dim = 2;
+    opt.penalty = 100;
+    opt.min_width = minimum_width(problem.domain());
+    auto be = make_cpu_backend<double>(opt);
+    const int n_bnd = points * 48 / 224;
+    problem.sample(rng, points - n_bnd, n_bnd, batch);
+    be->set_parameters(convert_parameters<double>(init.params));
+    be->set_batch(batch);
+    be->solve_weights_cg(50, 0.0);
+    return be;
+  };
+
+  for (const Case c : {Case{64, 224}, Case{1024, 18432}}) {
+    Rng rng(1);
+    CollocationBatch batch;
+    auto be = setup(c.neurons, c.points, rng, batch);
+    const int n_bnd = c.points * 48 / 224;
+    std::vector<double> times;
+    const int reps = c.neurons > 256 ? std::max(3, runs / 3) : runs * 20;
+    for (int r = 0; r < reps + 1; ++r) {
+      const auto t0 = Clock::now();
+      problem.sample(rng, c.points - n_bnd, n_bnd, batch);
+      be->set_batch(batch);
+      be->gd_steps(1, 1e-3);
+      be->solve_weights_cg(50, 0.0);  // tolerance 0: always 50 iterations
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      if (r > 0) times.push_back(ms);  // the first run is the warm-up
+    }
+    std::printf("| gdcg cycle | %d | %d | %.3f | %zu |\n", c.neurons, c.points, median(times), times.size());
+  }
+  for (const Case c : {Case{64, 224}, Case{256, 4608}}) {
+    Rng rng(1);
+    CollocationBatch batch;
+    auto be = setup(c.neurons, c.points, rng, batch);
+    std::vector<double> times;
+    const int reps = c.neurons > 64 ? runs : runs * 10;
+    for (int r = 0; r < reps + 1; ++r) {
+      const auto t0 = Clock::now();
+      const LossParts before = be->lm_prepare();
+      const LossParts after = be->lm_try(1e-3);
+      if (!(after.loss < before.loss)) be->lm_reject();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      if (r > 0) times.push_back(ms);
+    }
+    std::printf("| lm iteration | %d | %d | %.3f | %zu |\n", c.neurons, c.points, median(times), times.size());
+  }
+  std::printf("\nbackend: cpu (%s), %u hardware threads\n", make_cpu_backend<double>({})->device_name().c_str(),
+              std::thread::hardware_concurrency());
+  return 0;
+}

@@ -1,0 +1,214 @@
+#include "solver/train/run_output.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+namespace rbfpde {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string format_g(double v, int digits = 3) {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  return buf;
+}
+
+// YAML scalars of the resolved config become JSON numbers, booleans or strings.
+Json yaml_to_json(const YAML::Node& node) {
+  if (node.IsMap()) {
+    Json obj = Json::object();
+    for (const auto& kv : node) obj.set(kv.first.as<std::string>(), yaml_to_json(kv.second));
+    return obj;
+  }
+  if (node.IsSequence()) {
+    Json arr = Json::array();
+    for (const auto& item : node) arr.push(yaml_to_json(item));
+    return arr;
+  }
+  if (!node.IsScalar()) return Json();
+  const std::string s = node.Scalar();
+  if (node.Tag() == "!") return Json(s);  // quoted in the YAML: a string even if it looks numeric
+  if (s == "true") return Json(true);
+  if (s == "false") return Json(false);
+  char* end = nullptr;
+  const long long i = std::strtoll(s.c_str(), &end, 10);
+  if (!s.empty() && *end == '\0') return Json(i);
+  const double d = std::strtod(s.c_str(), &end);
+  if (!s.empty() && *end == '\0') return Json(d);
+  return Json(s);
+}
+
+}  // namespace
+
+RunOutput::RunOutput(const Config& config, const Problem& problem, const SolveOptions& options)
+    : config_(config), problem_(problem), options_(options), dir_(config.output.directory) {
+  grid_ = make_evaluation_grid(problem.domain(), config.output.resolution);
+  const std::size_t n = grid_.n_points();
+  f_.resize(n);
+  problem.f().evaluate(grid_.points.data(), n, f_.data());
+  if (problem.has_exact()) {
+    exact_.resize(n);
+    problem.exact().evaluate(grid_.points.data(), n, exact_.data());
+  }
+}
+
+void RunOutput::create_directory() const { fs::create_directories(dir_); }
+
+void RunOutput::note(const std::string& text) const {
+  if (options_.progress && !options_.quiet) *options_.progress << text << "\n" << std::flush;
+}
+
+std::vector<PointArray> RunOutput::solution_arrays(const std::vector<double>& u,
+                                                   const std::vector<double>& laplacian) const {
+  std::vector<PointArray> arrays;
+  arrays.push_back({"u", 1, u});
+  if (!exact_.empty()) {
+    std::vector<double> err(u.size());
+    for (std::size_t i = 0; i < u.size(); ++i) err[i] = std::abs(u[i] - exact_[i]);
+    arrays.push_back({"u_exact", 1, exact_});
+    arrays.push_back({"error", 1, err});
+  }
+  std::vector<double> res(u.size());
+  for (std::size_t i = 0; i < u.size(); ++i) res[i] = laplacian[i] - f_[i];
+  arrays.push_back({"residual", 1, res});
+  return arrays;
+}
+
+ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
+                             const std::vector<double>& u, const std::vector<double>& laplacian,
+                             bool final) {
+  const ErrorNorms e = exact_.empty() ? ErrorNorms{} : compute_errors(u, exact_);
+  history_.add({cycle, seconds, loss.loss, loss.rms_interior, loss.rms_boundary, e.rel_l2, e.max});
+
+  // Progress: redrawn at most 10 times a second on a terminal; otherwise a line per report but
+  // no more than one a second, so that the log of a long run stays readable. The final line
+  // always appears.
+  if (options_.progress && !options_.quiet) {
+    const double min_gap = options_.progress_is_terminal ? 0.1 : 1.0;
+    if (final || !progress_printed_ || seconds - progress_last_ >= min_gap) {
+      progress_printed_ = true;
+      progress_last_ = seconds;
+      std::ostringstream line;
+      const double rate = seconds > 0 ? cycle / seconds : 0;
+      line << "cycle " << cycle << "/" << config_.training.max_cycles << "  loss "
+           << format_g(loss.loss) << "  L2 error " << format_g(e.rel_l2) << "  " << std::fixed
+           << std::setprecision(1) << seconds << " s  " << std::setprecision(0) << rate
+           << " cycles/s";
+      std::ostream& os = *options_.progress;
+      if (options_.progress_is_terminal) {
+        os << "\r" << line.str() << "\033[K";
+        if (final) os << "\n";
+      } else {
+        os << line.str() << "\n";
+      }
+      os << std::flush;
+    }
+  }
+
+  const int every = config_.output.snapshot_every;
+  if (vtk_available() && every > 0 && (cycle % every == 0 || final)) {
+    char name[64];
+    std::snprintf(name, sizeof name, "training_%06ld.vtu", cycle);
+    if (snapshots_.empty() || snapshots_.back().second != name) {
+      write_grid_vtu(dir_ / name, grid_, solution_arrays(u, laplacian));
+      snapshots_.emplace_back(double(cycle), name);
+      write_pvd(dir_ / "training.pvd", snapshots_);
+    }
+  }
+  // A long run keeps its history on disk as it goes, so an interrupted run still has it.
+  if (!final && history_.rows().size() % 10 == 0) write_history();
+  return e;
+}
+
+void RunOutput::write_history() const { history_.flush(dir_ / "history.csv"); }
+
+void RunOutput::write_solution(const std::vector<double>& u,
+                               const std::vector<double>& laplacian) const {
+  if (!vtk_available()) {
+    note("note: this build has no VTK: solution.vtu, centres.vtp, collocation.vtp not written");
+    return;
+  }
+  write_grid_vtu(dir_ / "solution.vtu", grid_, solution_arrays(u, laplacian));
+}
+
+void RunOutput::write_collocation(const CollocationBatch& batch, const std::vector<double>& e,
+                                  const std::vector<double>& b) const {
+  if (!vtk_available()) return;
+  std::vector<double> pts = batch.interior;
+  pts.insert(pts.end(), batch.boundary.begin(), batch.boundary.end());
+  std::vector<double> residual = e, target = batch.f, kind(e.size(), 0.0);
+  residual.insert(residual.end(), b.begin(), b.end());
+  target.insert(target.end(), batch.p.begin(), batch.p.end());
+  kind.resize(residual.size(), 1.0);
+  write_points_vtp(dir_ / "collocation.vtp", problem_.dim(), pts,
+                   {{"residual", 1, residual}, {"target", 1, target}, {"boundary", 1, kind}});
+}
+
+void RunOutput::write_summary(const SolveResult& result, const Json& model_counts) const {
+  const TrainOutcome& o = result.outcome;
+  Json summary = Json::object();
+  summary.set("rbfpde_version", RBFPDE_VERSION);
+  summary.set("name", config_.name);
+  summary.set("config_file", config_.file);
+  summary.set("model", result.model);
+  summary.set("method", config_.training.method);
+  summary.set("backend", result.backend);
+  summary.set("device", result.device);
+  summary.set("precision", result.precision);
+  summary.set("stop_reason", o.stop_reason);
+  summary.set("diverged", o.diverged);
+  if (o.diverged)
+    summary.set("note", "training diverged; outputs hold the last parameters whose loss was finite");
+  Json counts = model_counts;
+  counts.set("dimension", problem_.dim());
+  counts.set("parameters", result.parameters);
+  counts.set("interior_points", config_.training.points_interior);
+  counts.set("boundary_points", config_.training.points_boundary);
+  counts.set("grid_points", static_cast<long long>(grid_.n_points()));
+  counts.set("cycles", static_cast<long long>(o.cycles));
+  summary.set("counts", counts);
+  Json times = Json::object();
+  times.set("total", o.seconds + result.seconds_output);
+  times.set("training", o.seconds);
+  times.set("sampling", o.times.sampling);
+  times.set("upload", o.times.upload);
+  times.set("gd", o.times.gd);
+  times.set("weights", o.times.weights);
+  times.set("lm", o.times.lm);
+  times.set("report", o.times.report);
+  times.set("output", result.seconds_output);
+  summary.set("seconds", times);
+  Json final = Json::object();
+  final.set("loss", o.loss.loss);
+  final.set("rms_interior_residual", o.loss.rms_interior);
+  final.set("rms_boundary_residual", o.loss.rms_boundary);
+  final.set("relative_l2_error", result.errors.rel_l2);
+  final.set("max_error", result.errors.max);
+  final.set("rmse", result.errors.rmse);
+  summary.set("final", final);
+  summary.set("config", yaml_to_json(YAML::Load(dump_config(config_))));
+  write_file_atomic(dir_ / "summary.json", summary.dump() + "\n");
+}
+
+void RunOutput::print_result(const SolveResult& r) const {
+  if (!options_.out || options_.quiet) return;
+  const TrainOutcome& o = r.outcome;
+  std::ostream& os = *options_.out;
+  os << config_.name << ": " << r.model << " (" << r.parameters << " parameters), "
+     << config_.training.method << ", " << o.cycles << " cycles (" << o.stop_reason << "), "
+     << std::fixed << std::setprecision(2) << o.seconds << " s on " << r.backend << " ("
+     << r.device << ", " << r.precision << ")\n";
+  os << "loss " << format_g(o.loss.loss) << "\n";
+  if (!exact_.empty())
+    os << "relative L2 error " << format_g(r.errors.rel_l2) << ", max error "
+       << format_g(r.errors.max) << "\n";
+  os << "output: " << dir_.string() << "/\n";
+}
+
+}  // namespace rbfpde

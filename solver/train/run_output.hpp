@@ -1,0 +1,85 @@
+// What every model's run leaves behind, written the same way for the RBF network and the MLP:
+// the evaluation grid with the exact solution on it, reports (history rows, progress line,
+// snapshots), solution.vtu, collocation.vtp and summary.json. The model-specific files
+// (centres.vtp, model.yaml) are written by the model's own solve.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "problems/problem.hpp"
+#include "solver/config/config.hpp"
+#include "solver/output/output.hpp"
+#include "solver/train/error_norms.hpp"
+#include "solver/train/rbf_trainer.hpp"
+
+namespace rbfpde {
+
+struct SolveOptions {
+  bool quiet = false;
+  std::ostream* out = nullptr;        // final results (stdout); nullptr = none
+  std::ostream* progress = nullptr;   // progress lines and notes (stderr); nullptr = none
+  bool progress_is_terminal = false;  // redraw one line instead of printing a line per report
+};
+
+struct SolveResult {
+  std::string model;      // rbf | mlp
+  std::string backend;    // cpu | cuda
+  std::string device;
+  std::string precision;  // double | float
+  long long parameters = 0;
+  TrainOutcome outcome;
+  ErrorNorms errors;      // on the evaluation grid (NaN without an exact solution)
+  double seconds_output = 0;
+  std::string directory;
+  int exit_code = 0;      // 0, or 3 when training diverged
+};
+
+class RunOutput {
+ public:
+  // Builds the evaluation grid and evaluates f and the exact solution on it; creates nothing.
+  RunOutput(const Config& config, const Problem& problem, const SolveOptions& options);
+
+  const EvaluationGrid& grid() const { return grid_; }
+  const std::filesystem::path& directory() const { return dir_; }
+  // Creates the output directory (call once the run is about to produce something).
+  void create_directory() const;
+
+  // One report from u and Δu on the grid points: history row, progress line, snapshot when
+  // due. Returns the error norms (NaN without an exact solution).
+  ErrorNorms report(long cycle, double seconds, const LossParts& loss, const std::vector<double>& u,
+                    const std::vector<double>& laplacian, bool final);
+
+  // Notes on the progress stream (not with --quiet).
+  void note(const std::string& text) const;
+
+  // Final files: history.csv, solution.vtu, collocation.vtp (each skipped without VTK, with a
+  // note), summary.json; then the result lines on options.out.
+  void write_history() const;
+  void write_solution(const std::vector<double>& u, const std::vector<double>& laplacian) const;
+  void write_collocation(const CollocationBatch& batch, const std::vector<double>& e,
+                         const std::vector<double>& b) const;
+  // summary.json; `model_counts` adds model-specific entries to "counts" (e.g. neurons, layers).
+  void write_summary(const SolveResult& result, const Json& model_counts) const;
+  void print_result(const SolveResult& result) const;
+
+ private:
+  std::vector<PointArray> solution_arrays(const std::vector<double>& u,
+                                          const std::vector<double>& laplacian) const;
+
+  const Config& config_;
+  const Problem& problem_;
+  const SolveOptions& options_;
+  std::filesystem::path dir_;
+  EvaluationGrid grid_;
+  std::vector<double> exact_, f_;
+  HistoryCsv history_;
+  std::vector<std::pair<double, std::string>> snapshots_;
+  bool progress_printed_ = false;
+  double progress_last_ = 0;
+};
+
+}  // namespace rbfpde
