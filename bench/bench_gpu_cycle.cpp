@@ -4,8 +4,8 @@
 // (it returns scalars or copies), so a wall-clock interval is what a trainer sees: the kernels
 // plus launch and copy latency. Median of 20 runs after 3 warm-up runs. Prints a markdown table.
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -46,8 +46,8 @@ RbfParameters<T> grid_parameters(int dim, int m, unsigned seed) {
   return p;
 }
 
-double median_ms(const std::function<void()>& setup, const std::function<void()>& body, int runs = 20,
-                 int warmup = 3) {
+double median_ms(const std::function<void()>& setup, const std::function<void()>& body,
+                 int runs = 20, int warmup = 3) {
   std::vector<double> times;
   for (int r = 0; r < warmup + runs; ++r) {
     setup();
@@ -68,7 +68,8 @@ void bench(int dim, int m, int n, std::string& device) {
   options.dim = dim;
   auto be = make_cuda_backend<T>(options);
   device = be->device_name();
-  const CollocationBatch batches[2] = {random_batch(dim, n_int, n_bnd, 1), random_batch(dim, n_int, n_bnd, 2)};
+  const CollocationBatch batches[2] = {random_batch(dim, n_int, n_bnd, 1),
+                                       random_batch(dim, n_int, n_bnd, 2)};
   const RbfParameters<T> params = grid_parameters<T>(dim, m, 3);
   int which = 0;
   auto reset = [&] {
@@ -82,7 +83,10 @@ void bench(int dim, int m, int n, std::string& device) {
     be->gd_steps(1, T(1e-3));
     be->solve_weights_cg(50, T(0));
   });
-  const double t_batch = median_ms(nothing, [&] { which ^= 1; be->set_batch(batches[which]); });
+  const double t_batch = median_ms(nothing, [&] {
+    which ^= 1;
+    be->set_batch(batches[which]);
+  });
   const double t_res = median_ms(reset, [&] { be->residuals(); });
   const double t_gd = median_ms(reset, [&] { be->gd_steps(1, T(1e-3)); });
   // First solve after new centres: features + SYRK + 50 CG iterations.
@@ -90,7 +94,8 @@ void bench(int dim, int m, int n, std::string& device) {
   const double t_direct = median_ms(reset, [&] { be->solve_weights_direct(T(1e-8)); });
   double t_lm_prepare = -1, t_lm_try = -1;
   if (m <= 1024) {
-    t_lm_prepare = median_ms(reset, [&] { be->lm_prepare(); }, 10, 2);
+    t_lm_prepare = median_ms(
+        reset, [&] { be->lm_prepare(); }, 10, 2);
     t_lm_try = median_ms([&] { be->lm_reject(); }, [&] { be->lm_try(T(1e-2)); }, 10, 2);
   }
   std::vector<double> points(std::size_t(n) * dim), u, lap;
@@ -122,10 +127,13 @@ int main() {
     auto probe = rbfpde::make_cuda_backend<double>(rbfpde::BackendOptions{});
     device = probe->device_name();
   }
-  std::printf("## CUDA backend timings on %s (ms, median of 20 after warm-up; wall clock per call)\n\n",
-              device.c_str());
-  std::printf("| dim | precision | m | n | gdcg cycle | set_batch | residuals | gd_steps(1) | cg(50) | direct | "
-              "lm_prepare | lm_try | evaluate(n) |\n");
+  std::printf(
+      "## CUDA backend timings on %s (ms, median of 20 after warm-up; wall clock per call)\n\n",
+      device.c_str());
+  std::printf(
+      "| dim | precision | m | n | gdcg cycle | set_batch | residuals | gd_steps(1) | cg(50) | "
+      "direct | "
+      "lm_prepare | lm_try | evaluate(n) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int dim : {2, 3})
     for (const auto& s : sizes) {

@@ -6,22 +6,24 @@
 
 namespace rbfpde::gpu::blas {
 
-inline cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int rows, int cols, const double* alpha,
-                           const double* a, int lda, const double* x, const double* beta, double* y) {
+inline cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int rows, int cols,
+                           const double* alpha, const double* a, int lda, const double* x,
+                           const double* beta, double* y) {
   return cublasDgemv(h, op, rows, cols, alpha, a, lda, x, 1, beta, y, 1);
 }
-inline cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int rows, int cols, const float* alpha,
-                           const float* a, int lda, const float* x, const float* beta, float* y) {
+inline cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int rows, int cols,
+                           const float* alpha, const float* a, int lda, const float* x,
+                           const float* beta, float* y) {
   return cublasSgemv(h, op, rows, cols, alpha, a, lda, x, 1, beta, y, 1);
 }
 
 // C (n × n, lower) = alpha · Aᵀ A + beta · C for A of k rows × n columns (ld lda).
-inline cublasStatus_t syrk_t(cublasHandle_t h, int n, int k, const double* alpha, const double* a, int lda,
-                             const double* beta, double* c) {
+inline cublasStatus_t syrk_t(cublasHandle_t h, int n, int k, const double* alpha, const double* a,
+                             int lda, const double* beta, double* c) {
   return cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n, k, alpha, a, lda, beta, c, n);
 }
-inline cublasStatus_t syrk_t(cublasHandle_t h, int n, int k, const float* alpha, const float* a, int lda,
-                             const float* beta, float* c) {
+inline cublasStatus_t syrk_t(cublasHandle_t h, int n, int k, const float* alpha, const float* a,
+                             int lda, const float* beta, float* c) {
   return cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n, k, alpha, a, lda, beta, c, n);
 }
 
@@ -31,10 +33,12 @@ inline cusolverStatus_t potrf_buffer_size(cusolverDnHandle_t h, int n, double* a
 inline cusolverStatus_t potrf_buffer_size(cusolverDnHandle_t h, int n, float* a, int* lwork) {
   return cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, n, lwork);
 }
-inline cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* a, double* work, int lwork, int* info) {
+inline cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* a, double* work, int lwork,
+                              int* info) {
   return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, work, lwork, info);
 }
-inline cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float* a, float* work, int lwork, int* info) {
+inline cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float* a, float* work, int lwork,
+                              int* info) {
   return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, work, lwork, info);
 }
 inline cusolverStatus_t potrs(cusolverDnHandle_t h, int n, const double* a, double* b, int* info) {

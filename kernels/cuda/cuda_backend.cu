@@ -37,7 +37,8 @@ using gpu::PointsView;
 constexpr int kCgCheckEvery = 8;
 
 gpu::CgState* cg_state(DeviceScalars* scalars) {
-  return reinterpret_cast<gpu::CgState*>(reinterpret_cast<char*>(scalars) + offsetof(DeviceScalars, cg));
+  return reinterpret_cast<gpu::CgState*>(reinterpret_cast<char*>(scalars) +
+                                         offsetof(DeviceScalars, cg));
 }
 int* cg_done_flag(DeviceScalars* scalars) {
   return reinterpret_cast<int*>(reinterpret_cast<char*>(scalars) + offsetof(DeviceScalars, cg) +
@@ -77,8 +78,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     info_.resize(2);
     constants_.resize(3);
     const T host_constants[3] = {T(1), T(0), T(-1)};
-    CUDA_CHECK(cudaMemcpyAsync(constants_.data(), host_constants, sizeof(host_constants), cudaMemcpyHostToDevice,
-                               stream_));
+    CUDA_CHECK(cudaMemcpyAsync(constants_.data(), host_constants, sizeof(host_constants),
+                               cudaMemcpyHostToDevice, stream_));
     CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, sizeof(DeviceScalars), stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -91,7 +92,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
       std::fprintf(stderr, "rbfpde: cublasDestroy failed\n");
     if (stream_) {
       const cudaError_t status = cudaStreamDestroy(stream_);
-      if (status != cudaSuccess) std::fprintf(stderr, "rbfpde: cudaStreamDestroy failed: %s\n", cudaGetErrorString(status));
+      if (status != cudaSuccess)
+        std::fprintf(stderr, "rbfpde: cudaStreamDestroy failed: %s\n", cudaGetErrorString(status));
     }
   }
 
@@ -170,8 +172,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   LossParts gradient(RbfParameters<T>& grad) override {
     enqueue_residuals();
     grad_.resize(theta_.size());
-    gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(), lam_k(),
-                               grad_.data(), false, T(0), min_width_);
+    gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
+                               lam_k(), grad_.data(), false, T(0), min_width_);
     std::vector<T> g(grad_.size());
     download(g, grad_.data());
     grad.dim = D;
@@ -185,8 +187,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     enqueue_residuals();
     for (int s = 0; s < steps; ++s) {
       if (s > 0) enqueue_residuals();
-      gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(), lam_k(),
-                                 nullptr, true, learning_rate, min_width_);
+      gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
+                                 lam_k(), nullptr, true, learning_rate, min_width_);
     }
     invalidate_features();
     return to_loss_parts(read_scalars());
@@ -199,8 +201,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     gpu::CgState* state = cg_state(scalars_.data());
     T* w = theta_.data();
     if (m_ <= gpu::cg_single_block_max_neurons()) {
-      gpu::launch_cg_single_block<T>(stream_, a_sys_.data(), s_.data(), w, m_, max_iterations, double(tolerance),
-                                     state);
+      gpu::launch_cg_single_block<T>(stream_, a_sys_.data(), s_.data(), w, m_, max_iterations,
+                                     double(tolerance), state);
     } else {
       cg_r_.resize(m_);
       cg_d_.resize(m_);
@@ -209,21 +211,24 @@ class CudaRbfBackend final : public RbfBackend<T> {
       const T* zero = constants_.data() + 1;
       const T* minus_one = constants_.data() + 2;
       DevicePointerMode device_scalars(cublas_);
-      CUDA_CHECK(cudaMemcpyAsync(cg_r_.data(), s_.data(), m_ * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, minus_one, a_sys_.data(), m_, w, one, cg_r_.data()));
-      gpu::launch_cg_init<T>(stream_, s_.data(), cg_r_.data(), cg_d_.data(), m_, max_iterations, double(tolerance),
-                             state);
+      CUDA_CHECK(cudaMemcpyAsync(cg_r_.data(), s_.data(), m_ * sizeof(T), cudaMemcpyDeviceToDevice,
+                                 stream_));
+      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, minus_one, a_sys_.data(), m_, w,
+                                   one, cg_r_.data()));
+      gpu::launch_cg_init<T>(stream_, s_.data(), cg_r_.data(), cg_d_.data(), m_, max_iterations,
+                             double(tolerance), state);
       for (int it = 0; it < max_iterations; ++it) {
         if (it > 0 && it % kCgCheckEvery == 0) {
           int done = 0;
-          CUDA_CHECK(cudaMemcpyAsync(&done, cg_done_flag(scalars_.data()), sizeof(int), cudaMemcpyDeviceToHost,
-                                     stream_));
+          CUDA_CHECK(cudaMemcpyAsync(&done, cg_done_flag(scalars_.data()), sizeof(int),
+                                     cudaMemcpyDeviceToHost, stream_));
           CUDA_CHECK(cudaStreamSynchronize(stream_));
           if (done) break;
         }
-        CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, one, a_sys_.data(), m_, cg_d_.data(), zero,
-                                     cg_ad_.data()));
-        gpu::launch_cg_step<T>(stream_, cg_ad_.data(), w, cg_r_.data(), cg_d_.data(), m_, max_iterations, state);
+        CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, one, a_sys_.data(), m_,
+                                     cg_d_.data(), zero, cg_ad_.data()));
+        gpu::launch_cg_step<T>(stream_, cg_ad_.data(), w, cg_r_.data(), cg_d_.data(), m_,
+                               max_iterations, state);
       }
     }
     residuals_from_features();
@@ -240,12 +245,15 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const std::size_t mm = std::size_t(m_) * m_;
     factor_.resize(mm);
     solution_.resize(m_);
-    CUDA_CHECK(cudaMemcpyAsync(factor_.data(), a_sys_.data(), mm * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(solution_.data(), s_.data(), m_ * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(factor_.data(), a_sys_.data(), mm * sizeof(T),
+                               cudaMemcpyDeviceToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(solution_.data(), s_.data(), m_ * sizeof(T),
+                               cudaMemcpyDeviceToDevice, stream_));
     gpu::launch_add_to_diagonal<T>(stream_, factor_.data(), m_, ridge);
     cholesky_solve(factor_.data(), m_, solution_.data());
     // The CPU keeps the old weights when its solve is not finite; here also when Cholesky fails.
-    gpu::launch_accept_weights<T>(stream_, solution_.data(), info_.data(), theta_.data(), m_, scalars_.data());
+    gpu::launch_accept_weights<T>(stream_, solution_.data(), info_.data(), theta_.data(), m_,
+                                  scalars_.data());
     residuals_from_features();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -258,8 +266,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     r_scaled_.resize(n);
     const T scale_interior = T(1) / std::sqrt(T(std::max(pts_.n_int, 1)));
     const T scale_boundary = std::sqrt(penalty_ / T(std::max(pts_.n_bnd, 1)));
-    gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, scale_interior,
-                               scale_boundary, jac_.data(), r_scaled_.data());
+    gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
+                               scale_interior, scale_boundary, jac_.data(), r_scaled_.data());
     jtj_.resize(std::size_t(p) * p);
     jtr_.resize(p);
     CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
@@ -267,12 +275,13 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (n > 0 && p > 0) {
       const T one = T(1), zero = T(0);
       CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, p, n, &one, jac_.data(), n, &zero, jtj_.data()));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, p, &one, jac_.data(), n, r_scaled_.data(), &zero,
-                                   jtr_.data()));
+      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, p, &one, jac_.data(), n,
+                                   r_scaled_.data(), &zero, jtr_.data()));
     }
     theta0_.resize(theta_.size());
     if (theta_.size() > 0)
-      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(), cudaMemcpyDeviceToDevice, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
+                                 cudaMemcpyDeviceToDevice, stream_));
     lm_prepared_ = true;
     return to_loss_parts(read_scalars());
   }
@@ -283,12 +292,13 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (p == 0) return residuals();
     lm_a_.resize(std::size_t(p) * p);
     delta_.resize(p);
-    CUDA_CHECK(cudaMemcpyAsync(lm_a_.data(), jtj_.data(), jtj_.bytes(), cudaMemcpyDeviceToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(lm_a_.data(), jtj_.data(), jtj_.bytes(), cudaMemcpyDeviceToDevice,
+                               stream_));
     gpu::launch_lm_damp<T>(stream_, jtj_.data(), lm_a_.data(), p, mu);
     gpu::launch_negate<T>(stream_, jtr_.data(), delta_.data(), p);
     cholesky_solve(lm_a_.data(), p, delta_.data());
-    gpu::launch_lm_apply<T>(stream_, theta0_.data(), delta_.data(), info_.data(), theta_.data(), m_, D, min_width_,
-                            scalars_.data());
+    gpu::launch_lm_apply<T>(stream_, theta0_.data(), delta_.data(), info_.data(), theta_.data(), m_,
+                            D, min_width_, scalars_.data());
     invalidate_features();
     enqueue_residuals();
     const DeviceScalars scalars = read_scalars();
@@ -303,13 +313,15 @@ class CudaRbfBackend final : public RbfBackend<T> {
   void lm_reject() override {
     if (!lm_prepared_) throw std::logic_error("lm_reject called before lm_prepare");
     if (theta_.size() > 0)
-      CUDA_CHECK(cudaMemcpyAsync(theta_.data(), theta0_.data(), theta_.bytes(), cudaMemcpyDeviceToDevice, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(theta_.data(), theta0_.data(), theta_.bytes(),
+                                 cudaMemcpyDeviceToDevice, stream_));
     invalidate_features();
     enqueue_residuals();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  void evaluate(const std::vector<double>& points, std::vector<double>& u, std::vector<double>& laplacian) override {
+  void evaluate(const std::vector<double>& points, std::vector<double>& u,
+                std::vector<double>& laplacian) override {
     const std::size_t n = points.size() / D;
     u.assign(n, 0.0);
     laplacian.assign(n, 0.0);
@@ -322,7 +334,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     eval_u_.resize(n);
     eval_lap_.resize(n);
     upload(eval_x_.data(), x);
-    gpu::launch_evaluate<T, D>(stream_, int(n), eval_x_.data(), theta_.data(), m_, eval_u_.data(), eval_lap_.data());
+    gpu::launch_evaluate<T, D>(stream_, int(n), eval_x_.data(), theta_.data(), m_, eval_u_.data(),
+                               eval_lap_.data());
     std::vector<T> hu(n), hl(n);
     download(hu, eval_u_.data());
     download(hl, eval_lap_.data());
@@ -343,25 +356,28 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   void upload(T* dst, const std::vector<T>& src) {
     if (!src.empty())
-      CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice,
+                                 stream_));
   }
   void download(std::vector<T>& dst, const T* src) const {
     if (!dst.empty())
-      CUDA_CHECK(cudaMemcpyAsync(dst.data(), src, dst.size() * sizeof(T), cudaMemcpyDeviceToHost, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(dst.data(), src, dst.size() * sizeof(T), cudaMemcpyDeviceToHost,
+                                 stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   // e, b and the loss parts at the current θ, left on the device.
   void enqueue_residuals() {
-    gpu::launch_residuals<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_, res_.data(),
-                                partials_.data());
-    gpu::launch_loss_finalize(stream_, pts_, partials_.data(), gpu::residual_blocks(pts_.rows()), double(penalty_),
-                              scalars_.data());
+    gpu::launch_residuals<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
+                                res_.data(), partials_.data());
+    gpu::launch_loss_finalize(stream_, pts_, partials_.data(), gpu::residual_blocks(pts_.rows()),
+                              double(penalty_), scalars_.data());
   }
 
   DeviceScalars read_scalars() {
     DeviceScalars host;
-    CUDA_CHECK(cudaMemcpyAsync(&host, scalars_.data(), sizeof(DeviceScalars), cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(&host, scalars_.data(), sizeof(DeviceScalars),
+                               cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     return host;
   }
@@ -392,12 +408,14 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const T* m_rows = features_.data();
     const T* n_rows = features_.data() + pts_.n_int;
     if (pts_.n_int > 0) {
-      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, pts_.n_int, &scale_interior, m_rows, n, &one, a_sys_.data()));
+      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, pts_.n_int, &scale_interior, m_rows, n, &one,
+                                     a_sys_.data()));
       CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, pts_.n_int, m_, &scale_interior, m_rows, n,
                                    target_.data(), &one, s_.data()));
     }
     if (pts_.n_bnd > 0) {
-      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, pts_.n_bnd, &scale_boundary, n_rows, n, &one, a_sys_.data()));
+      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, pts_.n_bnd, &scale_boundary, n_rows, n, &one,
+                                     a_sys_.data()));
       CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, pts_.n_bnd, m_, &scale_boundary, n_rows, n,
                                    target_.data() + pts_.n_int, &one, s_.data()));
     }
@@ -409,10 +427,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
   void residuals_from_features() {
     const int n = pts_.rows();
     if (n == 0) return;
-    CUDA_CHECK(cudaMemcpyAsync(res_.data(), target_.data(), n * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(res_.data(), target_.data(), n * sizeof(T), cudaMemcpyDeviceToDevice,
+                               stream_));
     const T one = T(1), minus_one = T(-1);
-    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, n, m_, &one, features_.data(), n, theta_.data(), &minus_one,
-                                 res_.data()));
+    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, n, m_, &one, features_.data(), n,
+                                 theta_.data(), &minus_one, res_.data()));
   }
 
   // Cholesky of the lower triangle of `a` (overwritten) and solve in place; info_[0] holds
@@ -465,7 +484,8 @@ std::unique_ptr<RbfBackend<T>> make_cuda_backend(const BackendOptions& options) 
     throw std::runtime_error("the CUDA backend was requested but no CUDA device is present");
   if (options.dim == 2) return std::make_unique<CudaRbfBackend<T, 2>>(options);
   if (options.dim == 3) return std::make_unique<CudaRbfBackend<T, 3>>(options);
-  throw std::invalid_argument("the CUDA backend supports 2 or 3 dimensions, got " + std::to_string(options.dim));
+  throw std::invalid_argument("the CUDA backend supports 2 or 3 dimensions, got " +
+                              std::to_string(options.dim));
 }
 
 template std::unique_ptr<RbfBackend<double>> make_cuda_backend<double>(const BackendOptions&);

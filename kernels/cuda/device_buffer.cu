@@ -37,7 +37,8 @@ void* device_allocate(std::size_t count, std::size_t element_size) {
 void device_free(void* ptr) noexcept {
   if (!ptr) return;
   const cudaError_t status = cudaFree(ptr);
-  if (status != cudaSuccess) std::fprintf(stderr, "rbfpde: cudaFree failed: %s\n", cudaGetErrorString(status));
+  if (status != cudaSuccess)
+    std::fprintf(stderr, "rbfpde: cudaFree failed: %s\n", cudaGetErrorString(status));
 }
 
 }  // namespace rbfpde::gpu

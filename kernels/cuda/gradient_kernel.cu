@@ -21,8 +21,9 @@ constexpr int kGradientThreads = 256;
 
 template <class T, int D>
 __global__ void __launch_bounds__(kGradientThreads)
-    gradient_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ res, T* __restrict__ theta,
-                    int m, T inv_n, T lam_k, T* __restrict__ grad, bool apply_step, T learning_rate, T min_width) {
+    gradient_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ res,
+                    T* __restrict__ theta, int m, T inv_n, T lam_k, T* __restrict__ grad,
+                    bool apply_step, T learning_rate, T min_width) {
   __shared__ T scratch[32];
   const int k = blockIdx.x;
   T c[D];
@@ -76,16 +77,18 @@ __global__ void __launch_bounds__(kGradientThreads)
 }  // namespace
 
 template <class T, int D>
-void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T* theta, int m, T inv_n, T lam_k,
-                     T* grad, bool apply_step, T learning_rate, T min_width) {
+void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T* theta, int m,
+                     T inv_n, T lam_k, T* grad, bool apply_step, T learning_rate, T min_width) {
   if (m == 0) return;
-  gradient_kernel<T, D><<<m, kGradientThreads, 0, stream>>>(pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k,
-                                                           grad, apply_step, learning_rate, min_width);
+  gradient_kernel<T, D><<<m, kGradientThreads, 0, stream>>>(pts.n_int, pts.rows(), x, res, theta, m,
+                                                            inv_n, lam_k, grad, apply_step,
+                                                            learning_rate, min_width);
   CUDA_CHECK_LAUNCH("gradient_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T, D)                                                                            \
-  template void launch_gradient<T, D>(Stream, PointsView, const T*, const T*, T*, int, T, T, T*, bool, T, T);
+#define RBFPDE_INSTANTIATE(T, D)                                                                 \
+  template void launch_gradient<T, D>(Stream, PointsView, const T*, const T*, T*, int, T, T, T*, \
+                                      bool, T, T);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
 RBFPDE_INSTANTIATE(double, 2)

@@ -17,8 +17,8 @@ constexpr int kJacobianThreads = 128;
 template <class T, int D>
 __global__ void __launch_bounds__(kJacobianThreads)
     jacobian_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ res,
-                    const T* __restrict__ theta, int m, T scale_interior, T scale_boundary, T* __restrict__ jac,
-                    T* __restrict__ r_scaled) {
+                    const T* __restrict__ theta, int m, T scale_interior, T scale_boundary,
+                    T* __restrict__ jac, T* __restrict__ r_scaled) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   const int k = blockIdx.y;
   if (row >= rows) return;
@@ -37,7 +37,8 @@ __global__ void __launch_bounds__(kJacobianThreads)
   const T w = theta[k];
   const std::size_t ld = std::size_t(rows);
   jac[std::size_t(k) * ld + row] = scale * val;
-  for (int j = 0; j < D; ++j) jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * dc * diff[j];
+  for (int j = 0; j < D; ++j)
+    jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * dc * diff[j];
   jac[(std::size_t(m) * (D + 1) + k) * ld + row] = scale * w * da;
   if (k == 0) r_scaled[row] = scale * res[row];
 }
@@ -49,13 +50,14 @@ void launch_jacobian(Stream stream, PointsView pts, const T* x, const T* res, co
                      T scale_interior, T scale_boundary, T* jacobian, T* r_scaled) {
   if (pts.rows() == 0 || m == 0) return;
   const dim3 grid((pts.rows() + kJacobianThreads - 1) / kJacobianThreads, m);
-  jacobian_kernel<T, D><<<grid, kJacobianThreads, 0, stream>>>(pts.n_int, pts.rows(), x, res, theta, m,
-                                                              scale_interior, scale_boundary, jacobian, r_scaled);
+  jacobian_kernel<T, D><<<grid, kJacobianThreads, 0, stream>>>(
+      pts.n_int, pts.rows(), x, res, theta, m, scale_interior, scale_boundary, jacobian, r_scaled);
   CUDA_CHECK_LAUNCH("jacobian_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T, D) \
-  template void launch_jacobian<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, T*, T*);
+#define RBFPDE_INSTANTIATE(T, D)                                                                   \
+  template void launch_jacobian<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, \
+                                      T*, T*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
 RBFPDE_INSTANTIATE(double, 2)

@@ -32,7 +32,8 @@ struct CgState {
 
 struct DeviceScalars {
   double loss = 0, rms_interior = 0, rms_boundary = 0;
-  int step_rejected = 0;  // lm_try / direct solve: the factorisation failed or the step was not finite
+  int step_rejected =
+      0;  // lm_try / direct solve: the factorisation failed or the step was not finite
   int pad = 0;
   CgState cg;
 };
@@ -41,14 +42,14 @@ struct DeviceScalars {
 int residual_blocks(int rows);
 // res = features(x)·w − target in one pass, and per-block (Σe², Σb²) partials (2 per block).
 template <class T, int D>
-void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta, int m,
-                      T* res, double* partials);
+void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
+                      int m, T* res, double* partials);
 // Per-block partials of Σe², Σb² from a residual vector already in memory.
 template <class T>
 void launch_loss_partials(Stream stream, PointsView pts, const T* res, double* partials);
 // Sums the partials in a fixed order into scalars->loss, rms_interior, rms_boundary.
-void launch_loss_finalize(Stream stream, PointsView pts, const double* partials, int blocks, double penalty,
-                          DeviceScalars* scalars);
+void launch_loss_finalize(Stream stream, PointsView pts, const double* partials, int blocks,
+                          double penalty, DeviceScalars* scalars);
 // F (n × m, column-major) of Δφ_k at interior rows and φ_k at boundary rows.
 template <class T, int D>
 void launch_features(Stream stream, PointsView pts, const T* x, const T* theta, int m, T* features);
@@ -60,8 +61,8 @@ void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T*
 // ∂I/∂θ from the residuals res (block per neuron). Writes grad when non-null; when
 // learning_rate_step is true also applies c −= η gc, a −= η ga, clamping a at min_width.
 template <class T, int D>
-void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T* theta, int m, T inv_n,
-                     T lam_k, T* grad, bool apply_step, T learning_rate, T min_width);
+void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T* theta, int m,
+                     T inv_n, T lam_k, T* grad, bool apply_step, T learning_rate, T min_width);
 
 // jacobian_kernel.cu ---------------------------------------------------------------------------
 template <class T, int D>
@@ -77,15 +78,17 @@ void launch_add_to_diagonal(Stream stream, T* a, int m, T value);
 // Whole CG in one block, A (m × m, full) staged in shared memory: for small m.
 int cg_single_block_max_neurons();
 template <class T>
-void launch_cg_single_block(Stream stream, const T* a, const T* s, T* w, int m, int max_iterations, double tol,
-                            CgState* state);
+void launch_cg_single_block(Stream stream, const T* a, const T* s, T* w, int m, int max_iterations,
+                            double tol, CgState* state);
 // CG building blocks for the cuBLAS path: r = s − A w is formed by the caller.
 template <class T>
-void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_iterations, double tol,
-                    CgState* state);
+void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_iterations,
+                    double tol, CgState* state);
 template <class T>
-void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max_iterations, CgState* state);
-// A = JᵀJ + μ·max(diag JᵀJ, floor), floor = max(1e-12·max diag, T_min) (diagonal only; A holds JᵀJ).
+void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max_iterations,
+                    CgState* state);
+// A = JᵀJ + μ·max(diag JᵀJ, floor), floor = max(1e-12·max diag, T_min) (diagonal only; A holds
+// JᵀJ).
 template <class T>
 void launch_lm_damp(Stream stream, const T* jtj, T* a, int p, T mu);
 template <class T>
@@ -93,8 +96,8 @@ void launch_negate(Stream stream, const T* in, T* out, int n);
 // θ = θ0 + δ with widths clamped, or θ = θ0 and scalars->step_rejected = 1 when the Cholesky
 // factorisation failed (info ≠ 0) or δ is not finite.
 template <class T>
-void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* info, T* theta, int m, int dim,
-                     T min_width, DeviceScalars* scalars);
+void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* info, T* theta,
+                     int m, int dim, T min_width, DeviceScalars* scalars);
 // w = solution when the factorisation succeeded and the solution is finite; else w is kept.
 template <class T>
 void launch_accept_weights(Stream stream, const T* solution, const int* info, T* w, int m,

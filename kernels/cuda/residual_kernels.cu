@@ -32,7 +32,8 @@ constexpr int kFinalizeThreads = 256;
 
 // Stages neurons [k0, k0 + count) of theta into shared memory.
 template <class T, int D>
-__device__ void stage_neurons(const T* __restrict__ theta, int m, int k0, int count, T* s_w, T* s_c, T* s_a) {
+__device__ void stage_neurons(const T* __restrict__ theta, int m, int k0, int count, T* s_w, T* s_c,
+                              T* s_a) {
   for (int t = threadIdx.x; t < count; t += blockDim.x) {
     s_w[t] = theta[k0 + t];
     s_a[t] = theta[m * (D + 1) + k0 + t];
@@ -43,7 +44,8 @@ __device__ void stage_neurons(const T* __restrict__ theta, int m, int k0, int co
 template <class T, int D>
 __global__ void __launch_bounds__(kRowThreads)
     residual_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
-                    const T* __restrict__ theta, int m, T* __restrict__ res, double* __restrict__ partials) {
+                    const T* __restrict__ theta, int m, T* __restrict__ res,
+                    double* __restrict__ partials) {
   __shared__ T s_w[kNeuronTile], s_c[kNeuronTile * D], s_a[kNeuronTile];
   __shared__ double scratch[32];
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
@@ -82,7 +84,8 @@ __global__ void __launch_bounds__(kRowThreads)
 
 template <class T>
 __global__ void __launch_bounds__(kRowThreads)
-    loss_partials_kernel(int n_int, int rows, const T* __restrict__ res, double* __restrict__ partials) {
+    loss_partials_kernel(int n_int, int rows, const T* __restrict__ res,
+                         double* __restrict__ partials) {
   __shared__ double scratch[32];
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   double se = 0, sb = 0;
@@ -96,8 +99,8 @@ __global__ void __launch_bounds__(kRowThreads)
 }
 
 __global__ void __launch_bounds__(kFinalizeThreads)
-    loss_finalize_kernel(int n_int, int n_bnd, const double* __restrict__ partials, int blocks, double penalty,
-                         DeviceScalars* scalars) {
+    loss_finalize_kernel(int n_int, int n_bnd, const double* __restrict__ partials, int blocks,
+                         double penalty, DeviceScalars* scalars) {
   __shared__ double scratch[32];
   double se = 0, sb = 0;
   for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
@@ -134,8 +137,8 @@ __global__ void __launch_bounds__(kFeatureThreads)
 
 template <class T, int D>
 __global__ void __launch_bounds__(kRowThreads)
-    evaluate_kernel(int n, const T* __restrict__ x, const T* __restrict__ theta, int m, T* __restrict__ u,
-                    T* __restrict__ laplacian) {
+    evaluate_kernel(int n, const T* __restrict__ x, const T* __restrict__ theta, int m,
+                    T* __restrict__ u, T* __restrict__ laplacian) {
   __shared__ T s_w[kNeuronTile], s_c[kNeuronTile * D], s_a[kNeuronTile];
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   const bool active = row < n;
@@ -168,46 +171,49 @@ __global__ void __launch_bounds__(kRowThreads)
 int residual_blocks(int rows) { return std::max(1, (rows + kRowThreads - 1) / kRowThreads); }
 
 template <class T, int D>
-void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta, int m, T* res,
-                      double* partials) {
-  residual_kernel<T, D><<<residual_blocks(pts.rows()), kRowThreads, 0, stream>>>(pts.n_int, pts.rows(), x, target,
-                                                                                theta, m, res, partials);
+void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
+                      int m, T* res, double* partials) {
+  residual_kernel<T, D><<<residual_blocks(pts.rows()), kRowThreads, 0, stream>>>(
+      pts.n_int, pts.rows(), x, target, theta, m, res, partials);
   CUDA_CHECK_LAUNCH("residual_kernel");
 }
 
 template <class T>
 void launch_loss_partials(Stream stream, PointsView pts, const T* res, double* partials) {
-  loss_partials_kernel<T><<<residual_blocks(pts.rows()), kRowThreads, 0, stream>>>(pts.n_int, pts.rows(), res,
-                                                                                  partials);
+  loss_partials_kernel<T><<<residual_blocks(pts.rows()), kRowThreads, 0, stream>>>(
+      pts.n_int, pts.rows(), res, partials);
   CUDA_CHECK_LAUNCH("loss_partials_kernel");
 }
 
-void launch_loss_finalize(Stream stream, PointsView pts, const double* partials, int blocks, double penalty,
-                          DeviceScalars* scalars) {
-  loss_finalize_kernel<<<1, kFinalizeThreads, 0, stream>>>(pts.n_int, pts.n_bnd, partials, blocks, penalty,
-                                                          scalars);
+void launch_loss_finalize(Stream stream, PointsView pts, const double* partials, int blocks,
+                          double penalty, DeviceScalars* scalars) {
+  loss_finalize_kernel<<<1, kFinalizeThreads, 0, stream>>>(pts.n_int, pts.n_bnd, partials, blocks,
+                                                           penalty, scalars);
   CUDA_CHECK_LAUNCH("loss_finalize_kernel");
 }
 
 template <class T, int D>
-void launch_features(Stream stream, PointsView pts, const T* x, const T* theta, int m, T* features) {
+void launch_features(Stream stream, PointsView pts, const T* x, const T* theta, int m,
+                     T* features) {
   if (pts.rows() == 0 || m == 0) return;
   const dim3 grid((pts.rows() + kFeatureThreads - 1) / kFeatureThreads, m);
-  feature_kernel<T, D><<<grid, kFeatureThreads, 0, stream>>>(pts.n_int, pts.rows(), x, theta, m, features);
+  feature_kernel<T, D>
+      <<<grid, kFeatureThreads, 0, stream>>>(pts.n_int, pts.rows(), x, theta, m, features);
   CUDA_CHECK_LAUNCH("feature_kernel");
 }
 
 template <class T, int D>
 void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T* u, T* laplacian) {
   if (n == 0) return;
-  evaluate_kernel<T, D><<<(n + kRowThreads - 1) / kRowThreads, kRowThreads, 0, stream>>>(n, x, theta, m, u,
-                                                                                        laplacian);
+  evaluate_kernel<T, D><<<(n + kRowThreads - 1) / kRowThreads, kRowThreads, 0, stream>>>(
+      n, x, theta, m, u, laplacian);
   CUDA_CHECK_LAUNCH("evaluate_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T, D)                                                                           \
-  template void launch_residuals<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T*, double*); \
-  template void launch_features<T, D>(Stream, PointsView, const T*, const T*, int, T*);                     \
+#define RBFPDE_INSTANTIATE(T, D)                                                                  \
+  template void launch_residuals<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T*, \
+                                       double*);                                                  \
+  template void launch_features<T, D>(Stream, PointsView, const T*, const T*, int, T*);           \
   template void launch_evaluate<T, D>(Stream, int, const T*, const T*, int, T*, T*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)

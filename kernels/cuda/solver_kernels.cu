@@ -48,8 +48,9 @@ __global__ void add_to_diagonal_kernel(T* a, int m, T value) {
 // Sums of squares and dᵀAd in double, as the CPU's sum_squares.
 template <class T>
 __global__ void __launch_bounds__(kSingleBlockThreads)
-    cg_single_block_kernel(const T* __restrict__ a_global, const T* __restrict__ s, T* __restrict__ w_global,
-                           int m, int max_iterations, double tol, CgState* state) {
+    cg_single_block_kernel(const T* __restrict__ a_global, const T* __restrict__ s,
+                           T* __restrict__ w_global, int m, int max_iterations, double tol,
+                           CgState* state) {
   extern __shared__ unsigned char smem_raw[];
   T* a = reinterpret_cast<T*>(smem_raw);
   T* w = a + std::size_t(m) * m;
@@ -111,8 +112,8 @@ __global__ void __launch_bounds__(kSingleBlockThreads)
 
 template <class T>
 __global__ void __launch_bounds__(kVectorThreads)
-    cg_init_kernel(const T* __restrict__ s, const T* __restrict__ r, T* __restrict__ d, int m, int max_iterations,
-                   double tol, CgState* state) {
+    cg_init_kernel(const T* __restrict__ s, const T* __restrict__ r, T* __restrict__ d, int m,
+                   int max_iterations, double tol, CgState* state) {
   __shared__ double scratch[32];
   double ss = 0, rr = 0;
   for (int i = threadIdx.x; i < m; i += blockDim.x) {
@@ -135,8 +136,8 @@ __global__ void __launch_bounds__(kVectorThreads)
 
 template <class T>
 __global__ void __launch_bounds__(kVectorThreads)
-    cg_step_kernel(const T* __restrict__ ad, T* __restrict__ w, T* __restrict__ r, T* __restrict__ d, int m,
-                   int max_iterations, CgState* state) {
+    cg_step_kernel(const T* __restrict__ ad, T* __restrict__ w, T* __restrict__ r,
+                   T* __restrict__ d, int m, int max_iterations, CgState* state) {
   __shared__ double scratch[32];
   if (state->done) return;  // uniform across the block
   const double rr = state->rr, stop = state->stop;
@@ -176,7 +177,8 @@ __global__ void __launch_bounds__(kVectorThreads)
   }
   const T max_diag = block_max(local_max, scratch);
   const T scaled = max_diag * T(1e-12);
-  const T floor = scaled < Limits<T>::min_normal() ? Limits<T>::min_normal() : scaled;  // std::max order
+  const T floor =
+      scaled < Limits<T>::min_normal() ? Limits<T>::min_normal() : scaled;  // std::max order
   for (int i = threadIdx.x; i < p; i += blockDim.x) {
     const T v = jtj[i + std::size_t(i) * p];
     a[i + std::size_t(i) * p] += mu * (v < floor ? floor : v);
@@ -191,8 +193,9 @@ __global__ void negate_kernel(const T* __restrict__ in, T* __restrict__ out, int
 
 template <class T>
 __global__ void __launch_bounds__(kVectorThreads)
-    lm_apply_kernel(const T* __restrict__ theta0, const T* __restrict__ delta, const int* __restrict__ info,
-                    T* __restrict__ theta, int m, int dim, T min_width, DeviceScalars* scalars) {
+    lm_apply_kernel(const T* __restrict__ theta0, const T* __restrict__ delta,
+                    const int* __restrict__ info, T* __restrict__ theta, int m, int dim,
+                    T min_width, DeviceScalars* scalars) {
   const int p = m * (dim + 2);
   int bad = 0;
   for (int i = threadIdx.x; i < p; i += blockDim.x) bad |= !isfinite(delta[i]);
@@ -208,8 +211,8 @@ __global__ void __launch_bounds__(kVectorThreads)
 
 template <class T>
 __global__ void __launch_bounds__(kVectorThreads)
-    accept_weights_kernel(const T* __restrict__ solution, const int* __restrict__ info, T* __restrict__ w, int m,
-                          DeviceScalars* scalars) {
+    accept_weights_kernel(const T* __restrict__ solution, const int* __restrict__ info,
+                          T* __restrict__ w, int m, DeviceScalars* scalars) {
   int bad = 0;
   for (int i = threadIdx.x; i < m; i += blockDim.x) bad |= !isfinite(solution[i]);
   const bool rejected = __syncthreads_or(bad) || *info != 0;
@@ -239,25 +242,27 @@ void launch_add_to_diagonal(Stream stream, T* a, int m, T value) {
 }
 
 template <class T>
-void launch_cg_single_block(Stream stream, const T* a, const T* s, T* w, int m, int max_iterations, double tol,
-                            CgState* state) {
+void launch_cg_single_block(Stream stream, const T* a, const T* s, T* w, int m, int max_iterations,
+                            double tol, CgState* state) {
   if (m > kSingleBlockMaxNeurons) throw std::logic_error("cg_single_block: too many neurons");
   const std::size_t smem = (std::size_t(m) * m + 4 * std::size_t(m)) * sizeof(T);
-  CUDA_CHECK(cudaFuncSetAttribute(cg_single_block_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  int(smem)));
-  cg_single_block_kernel<T><<<1, kSingleBlockThreads, smem, stream>>>(a, s, w, m, max_iterations, tol, state);
+  CUDA_CHECK(cudaFuncSetAttribute(cg_single_block_kernel<T>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  cg_single_block_kernel<T>
+      <<<1, kSingleBlockThreads, smem, stream>>>(a, s, w, m, max_iterations, tol, state);
   CUDA_CHECK_LAUNCH("cg_single_block_kernel");
 }
 
 template <class T>
-void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_iterations, double tol,
-                    CgState* state) {
+void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_iterations,
+                    double tol, CgState* state) {
   cg_init_kernel<T><<<1, kVectorThreads, 0, stream>>>(s, r, d, m, max_iterations, tol, state);
   CUDA_CHECK_LAUNCH("cg_init_kernel");
 }
 
 template <class T>
-void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max_iterations, CgState* state) {
+void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max_iterations,
+                    CgState* state) {
   cg_step_kernel<T><<<1, kVectorThreads, 0, stream>>>(ad, w, r, d, m, max_iterations, state);
   CUDA_CHECK_LAUNCH("cg_step_kernel");
 }
@@ -276,27 +281,31 @@ void launch_negate(Stream stream, const T* in, T* out, int n) {
 }
 
 template <class T>
-void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* info, T* theta, int m, int dim,
-                     T min_width, DeviceScalars* scalars) {
-  lm_apply_kernel<T><<<1, kVectorThreads, 0, stream>>>(theta0, delta, info, theta, m, dim, min_width, scalars);
+void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* info, T* theta,
+                     int m, int dim, T min_width, DeviceScalars* scalars) {
+  lm_apply_kernel<T>
+      <<<1, kVectorThreads, 0, stream>>>(theta0, delta, info, theta, m, dim, min_width, scalars);
   CUDA_CHECK_LAUNCH("lm_apply_kernel");
 }
 
 template <class T>
-void launch_accept_weights(Stream stream, const T* solution, const int* info, T* w, int m, DeviceScalars* scalars) {
+void launch_accept_weights(Stream stream, const T* solution, const int* info, T* w, int m,
+                           DeviceScalars* scalars) {
   accept_weights_kernel<T><<<1, kVectorThreads, 0, stream>>>(solution, info, w, m, scalars);
   CUDA_CHECK_LAUNCH("accept_weights_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T)                                                                              \
-  template void launch_symmetrize_lower<T>(Stream, T*, int);                                              \
-  template void launch_add_to_diagonal<T>(Stream, T*, int, T);                                            \
-  template void launch_cg_single_block<T>(Stream, const T*, const T*, T*, int, int, double, CgState*);     \
-  template void launch_cg_init<T>(Stream, const T*, const T*, T*, int, int, double, CgState*);             \
-  template void launch_cg_step<T>(Stream, const T*, T*, T*, T*, int, int, CgState*);                       \
-  template void launch_lm_damp<T>(Stream, const T*, T*, int, T);                                          \
-  template void launch_negate<T>(Stream, const T*, T*, int);                                              \
-  template void launch_lm_apply<T>(Stream, const T*, const T*, const int*, T*, int, int, T, DeviceScalars*); \
+#define RBFPDE_INSTANTIATE(T)                                                                  \
+  template void launch_symmetrize_lower<T>(Stream, T*, int);                                   \
+  template void launch_add_to_diagonal<T>(Stream, T*, int, T);                                 \
+  template void launch_cg_single_block<T>(Stream, const T*, const T*, T*, int, int, double,    \
+                                          CgState*);                                           \
+  template void launch_cg_init<T>(Stream, const T*, const T*, T*, int, int, double, CgState*); \
+  template void launch_cg_step<T>(Stream, const T*, T*, T*, T*, int, int, CgState*);           \
+  template void launch_lm_damp<T>(Stream, const T*, T*, int, T);                               \
+  template void launch_negate<T>(Stream, const T*, T*, int);                                   \
+  template void launch_lm_apply<T>(Stream, const T*, const T*, const int*, T*, int, int, T,    \
+                                   DeviceScalars*);                                            \
   template void launch_accept_weights<T>(Stream, const T*, const int*, T*, int, DeviceScalars*);
 RBFPDE_INSTANTIATE(float)
 RBFPDE_INSTANTIATE(double)

@@ -1,6 +1,9 @@
 // rbfpde command line (DESIGN.md §4). Exit codes: 0 success, 2 bad input, 3 training diverged,
 // 1 anything else. Every error is one line on stderr.
+#include <signal.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -28,7 +31,22 @@ struct Loaded {
   rbfpde::Problem problem;
 };
 
+// --backend and --precision are checked here so that an error names the flag, not a file.
+void check_flag(const std::string& flag, const std::string& key, const std::string& value,
+                const std::vector<std::string>& allowed) {
+  if (value.empty()) return;
+  std::string list;
+  for (const auto& a : allowed) {
+    if (a == value) return;
+    list += (list.empty() ? "" : ", ") + a;
+  }
+  throw rbfpde::InputError(rbfpde::SourceLoc{flag}, key,
+                           "expected one of " + list + ", found \"" + value + "\"");
+}
+
 Loaded load(const CommonArgs& args) {
+  check_flag("--backend", "compute.backend", args.backend, {"auto", "cpu", "cuda"});
+  check_flag("--precision", "compute.precision", args.precision, {"double", "float"});
   std::vector<std::string> overrides = args.sets;
   if (!args.backend.empty()) overrides.push_back("compute.backend=" + args.backend);
   if (!args.precision.empty()) overrides.push_back("compute.precision=" + args.precision);
@@ -38,7 +56,28 @@ Loaded load(const CommonArgs& args) {
   return l;
 }
 
-int run_solve(const CommonArgs& args, bool quiet) {
+// SIGINT/SIGTERM ask training to stop after the current cycle and write everything; a second
+// signal ends the process at once.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop_signal != 0) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  g_stop_signal = sig;
+}
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int run_solve(const CommonArgs& args, bool quiet, bool resume) {
   Loaded l = load(args);
   if (l.config.model.type != "rbf")
     throw rbfpde::InputError(rbfpde::SourceLoc{l.config.file, 0, 0}, "model.type",
@@ -49,7 +88,21 @@ int run_solve(const CommonArgs& args, bool quiet) {
   opt.out = &std::cout;
   opt.progress = &std::cerr;
   opt.progress_is_terminal = isatty(fileno(stderr));
-  return rbfpde::solve(l.config, l.problem, opt).exit_code;
+  opt.resume = resume;
+  opt.should_stop = [] { return g_stop_signal != 0; };
+  install_stop_handlers();
+  const rbfpde::SolveResult r = rbfpde::solve(l.config, l.problem, opt);
+  if (r.outcome.diverged) {
+    std::cerr << "error: training diverged: " << r.outcome.divergence << "; outputs in "
+              << r.directory << "/ hold the last sound parameters\n";
+    return 3;
+  }
+  if (r.outcome.stop_reason == "interrupted") {
+    std::cerr << "interrupted at cycle " << r.outcome.cycles << ": outputs and checkpoint written to "
+              << r.directory << "/; continue with --resume\n";
+    return 128 + int(g_stop_signal);
+  }
+  return r.exit_code;
 }
 
 int run_check(const CommonArgs& args) {
@@ -69,16 +122,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   CommonArgs solve_args, check_args;
-  bool quiet = false;
+  bool quiet = false, resume = false;
   auto* solve = app.add_subcommand("solve", "train the network on CONFIG and write the outputs");
   solve->add_option("config", solve_args.config, "problem file (YAML)")->required();
-  solve->add_option("--backend", solve_args.backend, "auto | cpu | cuda (overrides compute.backend)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  solve->add_option("--precision", solve_args.precision, "double | float (overrides compute.precision)")
-      ->check(CLI::IsMember({"double", "float"}));
+  // Their values are checked with the config, so a bad one gets the config's one-line error.
+  solve->add_option("--backend", solve_args.backend, "auto | cpu | cuda (overrides compute.backend)");
+  solve->add_option("--precision", solve_args.precision,
+                    "double | float (overrides compute.precision)");
   solve->add_option("--set", solve_args.sets, "override a config value: key.path=value")
       ->allow_extra_args(false);
   solve->add_flag("--quiet,-q", quiet, "print nothing but errors");
+  solve->add_flag("--resume", resume,
+                  "continue from the checkpoint in the output directory (same config; "
+                  "max_cycles, tolerance, time_limit may change)");
 
   auto* check = app.add_subcommand("check", "validate CONFIG and print it resolved with defaults");
   check->add_option("config", check_args.config, "problem file (YAML)")->required();
@@ -88,12 +144,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "error: " << e.what() << " (see rbfpde --help)\n";
+    return 2;
   }
 
   try {
-    if (*solve) return run_solve(solve_args, quiet);
+    if (*solve) return run_solve(solve_args, quiet, resume);
     if (*check) return run_check(check_args);
   } catch (const rbfpde::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

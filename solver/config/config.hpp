@@ -43,6 +43,7 @@ struct TrainingConfig {
 struct ComputeConfig {
   std::string backend = "auto";      // auto | cpu | cuda
   std::string precision = "double";  // double | float
+  SourceLoc backend_loc;             // where backend was set (for "no device" errors)
 };
 
 struct OutputConfig {

@@ -241,6 +241,7 @@ ComputeConfig read_compute(const Field& field) {
   field.check_map({"backend", "precision"});
   if (const Field f = field.child("backend"); f.present()) {
     compute.backend = read_choice(f, {"auto", "cpu", "cuda"});
+    compute.backend_loc = f.loc();
   }
   if (const Field f = field.child("precision"); f.present()) {
     compute.precision = read_choice(f, {"double", "float"});

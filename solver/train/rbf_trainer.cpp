@@ -16,75 +16,114 @@ double since(Clock::time_point t0) {
 
 bool finite(const LossParts& l) { return std::isfinite(l.loss); }
 
+// A loss above kExplosionFactor × the initial one for kExplosionCycles cycles in a row is
+// divergence. A single spike is not: on a fresh batch the loss of a network fitted to the last
+// one can jump and recover.
 constexpr double kExplosionFactor = 1e10;
 constexpr int kExplosionCycles = 20;
-
-template <class T>
-bool all_finite(const RbfParameters<T>& p) {
-  for (const auto* v : {&p.weights, &p.centres, &p.widths})
-    for (T x : *v)
-      if (!std::isfinite(double(x))) return false;
-  return true;
-}
+// A centre this many bounding-box diagonals outside the box contributes exp(−10⁴) at most:
+// only an exploded step puts it there.
+constexpr double kCentreEscape = 100;
 
 }  // namespace
 
 template <class T>
 RbfTrainer<T>::RbfTrainer(const Config& config, const Problem& problem, RbfBackend<T>& backend)
-    : config_(config), problem_(problem), backend_(backend), rng_(config.training.seed) {}
+    : config_(config), problem_(problem), backend_(backend) {}
 
 template <class T>
 void RbfTrainer<T>::draw_batch(PhaseTimes& times) {
   auto t0 = Clock::now();
-  problem_.sample(rng_, std::size_t(config_.training.points_interior),
-                  std::size_t(config_.training.points_boundary), batch_);
+  problem_.sample(state_.rng, std::size_t(config_.training.points_interior),
+                  std::size_t(config_.training.points_boundary), state_.batch);
   times.sampling += since(t0);
   t0 = Clock::now();
-  backend_.set_batch(batch_);
+  backend_.set_batch(state_.batch);
   times.upload += since(t0);
 }
 
 template <class T>
-TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const ReportFn<T>& report) {
-  const TrainingConfig& tc = config_.training;
-  const bool lm = tc.method == "lm";
+std::string RbfTrainer<T>::unsound(const RbfParameters<T>& p) const {
+  for (const auto* v : {&p.weights, &p.centres, &p.widths})
+    for (T x : *v)
+      if (!std::isfinite(double(x))) return "a parameter became NaN or infinite";
+  double lo[3], hi[3], diag2 = 0;
+  problem_.domain().bounding_box(lo, hi);
+  const int d = problem_.dim();
+  for (int j = 0; j < d; ++j) diag2 += (hi[j] - lo[j]) * (hi[j] - lo[j]);
+  const double reach = kCentreEscape * std::sqrt(diag2);
+  // Plain gradient steps fling the odd narrow neuron away (3 of 64 on the seed problem at
+  // learning rate 5) and training goes on without it; most of the network gone is divergence.
+  int escaped = 0;
+  for (int k = 0; k < p.neurons(); ++k) {
+    for (int j = 0; j < d; ++j) {
+      const double c = double(p.centres[std::size_t(k) * d + j]);
+      if (c < lo[j] - reach || c > hi[j] + reach) {
+        ++escaped;
+        break;
+      }
+    }
+  }
+  if (2 * escaped > p.neurons())
+    return std::to_string(escaped) + " of " + std::to_string(p.neurons()) +
+           " centres moved over " + std::to_string(int(kCentreEscape)) +
+           " domain diagonals away (the step size is too large)";
+  return "";
+}
+
+template <class T>
+TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const ReportFn<T>& report,
+                                  const StopFn& should_stop) {
   TrainOutcome out;
   const auto start = Clock::now();
-
+  state_ = TrainerState<T>{};
+  state_.rng.seed(config_.training.seed);
+  state_.mu = config_.training.lm_damping;
   backend_.set_parameters(convert_parameters<T>(initial));
   draw_batch(out.times);
-  {
-    // Least-squares weights for the initial centres: both methods start from the best weights
-    // the initial network can have, as the reference LM run did.
-    auto t0 = Clock::now();
-    backend_.solve_weights_direct(T(0));
-    out.times.weights += since(t0);
-  }
-  LossParts loss = backend_.residuals();
-  RbfParameters<T> last_good = backend_.parameters();
-  double mu = tc.lm_damping;
+  // Least-squares weights for the initial centres: both methods start from the best weights
+  // the initial network can have, as the reference LM run did.
+  auto t0 = Clock::now();
+  backend_.solve_weights_direct(T(0));
+  out.times.weights += since(t0);
+  state_.reference_loss = backend_.residuals().loss;
+  state_.params = backend_.parameters();
+  state_.seconds = since(start);
+  return run(out, report, should_stop);
+}
+
+template <class T>
+TrainOutcome RbfTrainer<T>::resume(const TrainerState<T>& state, const ReportFn<T>& report,
+                                   const StopFn& should_stop) {
+  state_ = state;
+  backend_.set_parameters(state_.params);
+  backend_.set_batch(state_.batch);
+  return run(TrainOutcome{}, report, should_stop);
+}
+
+template <class T>
+TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
+                                const StopFn& should_stop) {
+  const TrainingConfig& tc = config_.training;
+  const bool lm = tc.method == "lm";
+  const auto start = Clock::now();
+  const double seconds_before = state_.seconds;
   const int report_every = std::max(1, config_.output.report_every);
+  RbfParameters<T> last_good = state_.params;
+  LossParts loss = backend_.residuals();
 
-  // Divergence: a non-finite loss at once, or a loss that stays above kExplosionFactor times
-  // the initial one for kExplosionCycles cycles in a row. A single spike is not divergence: on
-  // a fresh batch the loss of a network fitted to the last one can jump and recover.
-  const double reference_loss = loss.loss;
-  int exploded_cycles = 0;
-  auto diverged = [&](const LossParts& l) {
-    if (!finite(l)) return true;
-    exploded_cycles = l.loss > kExplosionFactor * reference_loss && l.loss > 1.0 ? exploded_cycles + 1 : 0;
-    return exploded_cycles >= kExplosionCycles;
-  };
-
-  if (diverged(loss)) {
+  auto diverge = [&](const std::string& why) {
     out.diverged = true;
     out.stop_reason = "diverged";
-  }
+    out.divergence = why;
+    backend_.set_parameters(last_good);
+    state_.params = last_good;
+  };
+  if (!finite(loss)) diverge("the loss of the initial network is not finite");
 
-  long cycle = 0;
-  while (!out.diverged && cycle < tc.max_cycles) {
-    if (cycle > 0 && cycle % tc.resample_every == 0) draw_batch(out.times);
-    ++cycle;
+  while (!out.diverged && state_.cycle < tc.max_cycles) {
+    if (state_.cycle > 0 && state_.cycle % tc.resample_every == 0) draw_batch(out.times);
+    ++state_.cycle;
     if (lm) {
       auto t0 = Clock::now();
       const LossParts before = backend_.lm_prepare();
@@ -92,57 +131,68 @@ TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const Re
       bool accepted = false;
       // Marquardt's rule: shrink μ after a success, grow it until the step helps.
       for (int attempt = 0; attempt < 12; ++attempt) {
-        after = backend_.lm_try(T(mu));
+        after = backend_.lm_try(T(state_.mu));
         if (finite(after) && after.loss < before.loss) {
           accepted = true;
-          mu = std::max(mu * 0.1, 1e-15);
+          state_.mu = std::max(state_.mu * 0.1, 1e-15);
           break;
         }
         backend_.lm_reject();
-        mu = std::min(mu * 10.0, 1e12);
+        state_.mu = std::min(state_.mu * 10.0, 1e12);
       }
       loss = accepted ? after : before;
       out.times.lm += since(t0);
     } else {
       auto t0 = Clock::now();
+      // gd_steps reports the loss before its step: the loss of the parameters of the last
+      // cycle on this cycle's batch, which drives stopping.
       loss = backend_.gd_steps(tc.gd_steps, T(tc.gd_learning_rate));
       out.times.gd += since(t0);
       t0 = Clock::now();
       backend_.solve_weights_cg(tc.cg_iterations, T(tc.cg_tolerance));
       out.times.weights += since(t0);
-      // gd_steps reports the loss before its step; after the weight solve the backend holds
-      // the residuals at the new parameters, but the loss needs a pass to be summed, so the
-      // one from the start of the cycle (on the current batch) drives stopping.
     }
+    state_.seconds = seconds_before + since(start);
 
-    if (diverged(loss)) {
-      out.diverged = true;
-      out.stop_reason = "diverged";
-      backend_.set_parameters(last_good);
-      loss = backend_.residuals();
+    if (!finite(loss)) {
+      diverge("the loss became NaN or infinite at cycle " + std::to_string(state_.cycle));
+      break;
+    }
+    state_.exploded_cycles = loss.loss > kExplosionFactor * state_.reference_loss && loss.loss > 1.0
+                                 ? state_.exploded_cycles + 1
+                                 : 0;
+    if (state_.exploded_cycles >= kExplosionCycles) {
+      diverge("the loss stayed above 1e10 times its initial value for " +
+              std::to_string(kExplosionCycles) + " cycles");
       break;
     }
 
-    const double seconds = since(start);
-    const bool stop_tol = loss.loss < tc.tolerance;
-    const bool stop_time = tc.time_limit > 0 && seconds >= tc.time_limit;
-    if (stop_tol) out.stop_reason = "tolerance";
-    if (stop_time && out.stop_reason.empty()) out.stop_reason = "time_limit";
+    const int snapshot_every = config_.output.snapshot_every;
+    const bool report_due = state_.cycle % report_every == 0 ||
+                            (snapshot_every > 0 && state_.cycle % snapshot_every == 0);
+    if (report_due) {
+      // Reports are where the host sees the parameters: check them and keep them as the last
+      // sound state.
+      RbfParameters<T> params = backend_.parameters();
+      const std::string why = unsound(params);
+      if (!why.empty()) {
+        diverge(why + " (cycle " + std::to_string(state_.cycle) + ")");
+        break;
+      }
+      last_good = params;
+    }
+
+    if (loss.loss < tc.tolerance) out.stop_reason = "tolerance";
+    if (out.stop_reason.empty() && tc.time_limit > 0 && state_.seconds >= tc.time_limit)
+      out.stop_reason = "time_limit";
+    if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) break;
 
-    if (cycle % report_every == 0 && cycle < tc.max_cycles) {
+    if (report_due && state_.cycle < tc.max_cycles) {
       auto t0 = Clock::now();
       // The report shows the parameters' loss on the current batch after the whole cycle.
       const LossParts now = lm ? loss : backend_.residuals();
-      RbfParameters<T> params = backend_.parameters();
-      if (!finite(now) || !all_finite(params)) {
-        out.diverged = true;
-        out.stop_reason = "diverged";
-        backend_.set_parameters(last_good);
-        break;
-      }
-      last_good = std::move(params);
-      const bool go_on = report(cycle, seconds, now, backend_, false);
+      const bool go_on = report(state_.cycle, state_.seconds, now, backend_, false);
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "interrupted";
@@ -151,11 +201,12 @@ TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const Re
     }
   }
   if (out.stop_reason.empty()) out.stop_reason = "max_cycles";
-  out.cycles = cycle;
+  if (!out.diverged) state_.params = backend_.parameters();
+  out.cycles = state_.cycle;
   auto t0 = Clock::now();
   out.loss = backend_.residuals();
-  out.seconds = since(start);
-  report(cycle, out.seconds, out.loss, backend_, true);
+  out.seconds = state_.seconds;
+  report(state_.cycle, out.seconds, out.loss, backend_, true);
   out.times.report += since(t0);
   return out;
 }

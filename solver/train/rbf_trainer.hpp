@@ -1,6 +1,8 @@
 // HOW the RBF network is trained: the seed's GD+CG scheme (gdcg) and Levenberg–Marquardt (lm),
 // written once against RbfBackend<T>. The trainer owns the loop (sampling, steps, stopping);
-// what happens at each report (history, progress, snapshots) belongs to the caller.
+// what happens at each report (history, progress, snapshots) belongs to the caller. Its whole
+// state between cycles is a TrainerState, so a run can be checkpointed and resumed to the
+// same numbers as an uninterrupted one.
 #pragma once
 
 #include <functional>
@@ -23,40 +25,65 @@ struct PhaseTimes {
 };
 
 struct TrainOutcome {
-  long cycles = 0;              // cycles completed
+  long cycles = 0;              // cycles completed (counting those before a resume)
   std::string stop_reason;      // tolerance | max_cycles | time_limit | diverged | interrupted
   bool diverged = false;
+  std::string divergence;       // what was seen, when diverged
   LossParts loss;               // at the end, on the last batch
   PhaseTimes times;
-  double seconds = 0;
+  double seconds = 0;           // training time, counting the time before a resume
 };
 
-// Called every report_every cycles and once at the end (final == true); returns false to stop.
+// Everything the loop carries from one cycle to the next.
+template <class T>
+struct TrainerState {
+  long cycle = 0;
+  double mu = 0;               // LM damping
+  double reference_loss = 0;   // the initial network's loss (divergence is judged against it)
+  int exploded_cycles = 0;
+  double seconds = 0;          // training time so far
+  Rng rng;
+  CollocationBatch batch;
+  RbfParameters<T> params;
+};
+
+// Called every report_every cycles, every snapshot_every cycles, and once at the end
+// (final == true); returns false to stop.
 template <class T>
 using ReportFn = std::function<bool(long cycle, double seconds, const LossParts& loss,
                                     RbfBackend<T>& backend, bool final)>;
+// Polled after every cycle; true stops training with stop_reason "interrupted".
+using StopFn = std::function<bool()>;
 
 template <class T>
 class RbfTrainer {
  public:
   RbfTrainer(const Config& config, const Problem& problem, RbfBackend<T>& backend);
 
-  // Sets the initial parameters (least-squares weights are solved on the first batch) and
-  // trains until a stopping rule holds. Throws nothing for divergence: the outcome says so and
-  // the backend holds the last parameters whose loss was finite.
-  TrainOutcome train(const RbfParameters<double>& initial, const ReportFn<T>& report);
+  // Starts from `initial` (least-squares weights are solved on the first batch) and trains
+  // until a stopping rule holds. Divergence is not thrown: the outcome says so and the backend
+  // holds the last parameters found sound at a report.
+  TrainOutcome train(const RbfParameters<double>& initial, const ReportFn<T>& report,
+                     const StopFn& should_stop = {});
+  // Continues from a state saved by state() after an earlier train()/resume().
+  TrainOutcome resume(const TrainerState<T>& state, const ReportFn<T>& report,
+                      const StopFn& should_stop = {});
 
+  // The state after the last completed cycle (what a checkpoint stores).
+  const TrainerState<T>& state() const { return state_; }
   // The last collocation batch (for collocation.vtp).
-  const CollocationBatch& batch() const { return batch_; }
+  const CollocationBatch& batch() const { return state_.batch; }
 
  private:
   void draw_batch(PhaseTimes& times);
+  TrainOutcome run(TrainOutcome out, const ReportFn<T>& report, const StopFn& should_stop);
+  // Non-empty when the parameters show divergence (non-finite, or centres flung far away).
+  std::string unsound(const RbfParameters<T>& params) const;
 
   const Config& config_;
   const Problem& problem_;
   RbfBackend<T>& backend_;
-  Rng rng_;
-  CollocationBatch batch_;
+  TrainerState<T> state_;
 };
 
 extern template class RbfTrainer<double>;

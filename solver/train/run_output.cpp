@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -84,12 +85,14 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
                              const std::vector<double>& u, const std::vector<double>& laplacian,
                              bool final) {
   const ErrorNorms e = exact_.empty() ? ErrorNorms{} : compute_errors(u, exact_);
-  history_.add({cycle, seconds, loss.loss, loss.rms_interior, loss.rms_boundary, e.rel_l2, e.max});
+  const bool history_due = final || cycle % std::max(1, config_.output.report_every) == 0;
+  if (history_due)
+    history_.add({cycle, seconds, loss.loss, loss.rms_interior, loss.rms_boundary, e.rel_l2, e.max});
 
   // Progress: redrawn at most 10 times a second on a terminal; otherwise a line per report but
   // no more than one a second, so that the log of a long run stays readable. The final line
   // always appears.
-  if (options_.progress && !options_.quiet) {
+  if (history_due && options_.progress && !options_.quiet) {
     const double min_gap = options_.progress_is_terminal ? 0.1 : 1.0;
     if (final || !progress_printed_ || seconds - progress_last_ >= min_gap) {
       progress_printed_ = true;
@@ -122,8 +125,14 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
     }
   }
   // A long run keeps its history on disk as it goes, so an interrupted run still has it.
-  if (!final && history_.rows().size() % 10 == 0) write_history();
+  if (history_due && !final && history_.rows().size() % 10 == 0) write_history();
   return e;
+}
+
+void RunOutput::restore(const std::vector<HistoryCsv::Row>& rows, const Snapshots& snapshots) {
+  history_ = HistoryCsv{};
+  for (const auto& row : rows) history_.add(row);
+  snapshots_ = snapshots;
 }
 
 void RunOutput::write_history() const { history_.flush(dir_ / "history.csv"); }
@@ -163,8 +172,10 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
   summary.set("precision", result.precision);
   summary.set("stop_reason", o.stop_reason);
   summary.set("diverged", o.diverged);
-  if (o.diverged)
-    summary.set("note", "training diverged; outputs hold the last parameters whose loss was finite");
+  if (o.diverged) {
+    summary.set("divergence", o.divergence);
+    summary.set("note", "training diverged; the outputs hold the last parameters found sound");
+  }
   Json counts = model_counts;
   counts.set("dimension", problem_.dim());
   counts.set("parameters", result.parameters);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct SolveOptions {
   std::ostream* out = nullptr;        // final results (stdout); nullptr = none
   std::ostream* progress = nullptr;   // progress lines and notes (stderr); nullptr = none
   bool progress_is_terminal = false;  // redraw one line instead of printing a line per report
+  bool resume = false;                // continue from <output directory>/checkpoint
+  std::function<bool()> should_stop;  // polled after every cycle (SIGINT/SIGTERM); may be empty
 };
 
 struct SolveResult {
@@ -48,8 +51,8 @@ class RunOutput {
   // Creates the output directory (call once the run is about to produce something).
   void create_directory() const;
 
-  // One report from u and Δu on the grid points: history row, progress line, snapshot when
-  // due. Returns the error norms (NaN without an exact solution).
+  // One report from u and Δu on the grid points: a history row and progress line every
+  // report_every cycles, a snapshot every snapshot_every cycles, both at the end. Returns the error norms (NaN without an exact solution).
   ErrorNorms report(long cycle, double seconds, const LossParts& loss, const std::vector<double>& u,
                     const std::vector<double>& laplacian, bool final);
 
@@ -65,6 +68,12 @@ class RunOutput {
   // summary.json; `model_counts` adds model-specific entries to "counts" (e.g. neurons, layers).
   void write_summary(const SolveResult& result, const Json& model_counts) const;
   void print_result(const SolveResult& result) const;
+
+  // What a checkpoint keeps of the reports so far, and its restoration on resume.
+  using Snapshots = std::vector<std::pair<double, std::string>>;
+  const std::vector<HistoryCsv::Row>& history_rows() const { return history_.rows(); }
+  const Snapshots& snapshots() const { return snapshots_; }
+  void restore(const std::vector<HistoryCsv::Row>& rows, const Snapshots& snapshots);
 
  private:
   std::vector<PointArray> solution_arrays(const std::vector<double>& u,

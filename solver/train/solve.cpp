@@ -1,8 +1,10 @@
 #include "solver/train/solve.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
+#include "solver/train/checkpoint.hpp"
 #include "solver/train/model_file.hpp"
 #include "solver/train/rbf_model.hpp"
 
@@ -39,9 +41,13 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   std::unique_ptr<RbfBackend<T>> backend = make_backend<T>(backend_name, bopt);
   result.device = backend->device_name();
 
-  Rng init_rng(config.training.seed ^ 0x9e3779b97f4a7c15ULL);
-  const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, init_rng);
   RunOutput output(config, problem, options);
+  Checkpoint<T> resumed;
+  if (options.resume) {
+    resumed = read_checkpoint<T>(checkpoint_path(config), config);
+    output.restore(resumed.history, resumed.snapshots);
+    output.note("resuming " + config.name + " at cycle " + std::to_string(resumed.state.cycle));
+  }
   output.create_directory();
 
   std::vector<double> u, lap;
@@ -53,7 +59,13 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
     last_errors = output.report(cycle, seconds, loss, u, lap, final);
     return true;
   };
-  result.outcome = trainer.train(init.params, report);
+  if (options.resume) {
+    result.outcome = trainer.resume(resumed.state, report, options.should_stop);
+  } else {
+    Rng init_rng(config.training.seed ^ 0x9e3779b97f4a7c15ULL);
+    const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, init_rng);
+    result.outcome = trainer.train(init.params, report, options.should_stop);
+  }
 
   // The final report left u and Δu of the final parameters on the grid.
   const auto t0 = Clock::now();
@@ -74,6 +86,15 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   backend->residual_vectors(e, b);
   output.write_collocation(trainer.batch(), std::vector<double>(e.begin(), e.end()),
                            std::vector<double>(b.begin(), b.end()));
+  Checkpoint<T> checkpoint = new_checkpoint<T>(config);
+  checkpoint.state = trainer.state();
+  // The final row of a stopped run is not a regular report: a resumed run must not keep it.
+  checkpoint.history = output.history_rows();
+  if (!checkpoint.history.empty() &&
+      checkpoint.history.back().cycle % std::max(1, config.output.report_every) != 0)
+    checkpoint.history.pop_back();
+  checkpoint.snapshots = output.snapshots();
+  write_checkpoint(checkpoint_path(config), checkpoint);
   result.seconds_output = std::chrono::duration<double>(Clock::now() - t0).count();
   result.exit_code = result.outcome.diverged ? 3 : 0;
 
@@ -96,7 +117,7 @@ SolveResult solve_rbf(const Config& config, const Problem& problem, const SolveO
 SolveResult solve(const Config& config, const Problem& problem, const SolveOptions& options) {
   const std::string backend = resolve_backend(config.compute.backend);
   if (backend == "cuda" && !cuda_device_available())
-    throw InputError(SourceLoc{config.file, 0, 0}, "compute.backend",
+    throw InputError(config.compute.backend_loc, "compute.backend",
                      "cuda was asked for, but no CUDA device is present (use auto or cpu)");
   if (config.compute.backend == "auto" && backend == "cpu" && options.progress && !options.quiet)
     *options.progress << "note: no CUDA device found: running on the CPU\n";

@@ -1,0 +1,88 @@
+// Shared helpers of the GPU tests: random batches and parameters, norm-wise relative
+// differences, and the skip when no device is present.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/backend.hpp"
+
+#define RBFPDE_REQUIRE_CUDA_DEVICE()                                                             \
+  do {                                                                                           \
+    if (!::rbfpde::cuda_device_available()) GTEST_SKIP() << "no CUDA device: skipping GPU test"; \
+  } while (0)
+
+namespace rbfpde::gpu_test {
+
+// Sizes that are not multiples of any block size used by the kernels (32, 128, 256, 1024).
+inline constexpr int kInterior = 201;
+inline constexpr int kBoundary = 53;
+inline constexpr int kNeuronCounts[] = {37, 64, 129};
+inline constexpr int kDims[] = {2, 3};
+
+inline CollocationBatch random_batch(int dim, int n_int, int n_bnd, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  CollocationBatch b;
+  b.dim = dim;
+  for (int i = 0; i < n_int * dim; ++i) b.interior.push_back(u(rng));
+  for (int i = 0; i < n_int; ++i) b.f.push_back(u(rng) - 0.5);
+  for (int i = 0; i < n_bnd * dim; ++i) b.boundary.push_back(u(rng));
+  for (int i = 0; i < n_bnd * dim; ++i) b.normals.push_back(0.0);
+  for (int i = 0; i < n_bnd; ++i) b.p.push_back(u(rng) - 0.5);
+  return b;
+}
+
+template <class T>
+RbfParameters<T> random_parameters(int dim, int m, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  RbfParameters<T> p;
+  p.dim = dim;
+  for (int k = 0; k < m; ++k) p.weights.push_back(T(u(rng) - 0.5));
+  for (int k = 0; k < m * dim; ++k) p.centres.push_back(T(1.2 * u(rng) - 0.1));
+  for (int k = 0; k < m; ++k) p.widths.push_back(T(0.25 + 0.3 * u(rng)));
+  return p;
+}
+
+template <class T>
+std::vector<double> flatten(const RbfParameters<T>& p) {
+  std::vector<double> out;
+  for (T v : p.weights) out.push_back(double(v));
+  for (T v : p.centres) out.push_back(double(v));
+  for (T v : p.widths) out.push_back(double(v));
+  return out;
+}
+
+// ‖a − b‖ / ‖b‖ (‖a − b‖ when b = 0); infinite when the sizes differ or a value is not finite.
+template <class A, class B>
+double relative_difference(const std::vector<A>& a, const std::vector<B>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = double(a[i]) - double(b[i]);
+    num += d * d;
+    den += double(b[i]) * double(b[i]);
+  }
+  if (!std::isfinite(num)) return INFINITY;
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+inline double relative_difference(double a, double b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return a == b ? 0.0 : INFINITY;
+  return b != 0 ? std::abs(a - b) / std::abs(b) : std::abs(a);
+}
+
+template <class T>
+bool bitwise_equal(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+inline bool bitwise_equal(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+}  // namespace rbfpde::gpu_test

@@ -1,0 +1,154 @@
+// Interruption and resume: a run stopped after any cycle and resumed from its checkpoint ends
+// with the same parameters and history as the run that was never stopped.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "solver/train/checkpoint.hpp"
+#include "solver/train/solve.hpp"
+
+namespace rbfpde {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// history.csv without the seconds column, which differs between runs by nature.
+std::string history_without_times(const std::string& path) {
+  std::istringstream in(read_text(path));
+  std::string line, out;
+  while (std::getline(in, line)) {
+    const auto a = line.find(','), b = line.find(',', a + 1);
+    out += line.substr(0, a) + line.substr(b) + "\n";
+  }
+  return out;
+}
+
+struct RunFiles {
+  SolveResult result;
+  std::string dir;
+};
+
+RunFiles run(const std::string& config_name, const std::string& tag, std::vector<std::string> extra,
+        long stop_after = -1, bool resume = false) {
+  RunFiles r;
+  r.dir = std::string(RBFPDE_TEST_TMP) + "/checkpoint_" + tag;
+  if (!resume) std::filesystem::remove_all(r.dir);
+  extra.push_back("output.directory=" + r.dir);
+  extra.push_back("compute.backend=cpu");
+  const Config config =
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/" + config_name + ".yaml", extra);
+  const Problem problem = Problem::build(config.problem);
+  SolveOptions options;
+  options.quiet = true;
+  options.resume = resume;
+  long polls = 0;
+  if (stop_after >= 0) options.should_stop = [&] { return ++polls > stop_after; };
+  r.result = solve(config, problem, options);
+  return r;
+}
+
+void check_resume_matches(const std::string& config_name, std::vector<std::string> extra,
+                          long stop_after) {
+  const RunFiles full = run(config_name, config_name + "_full", extra);
+  const RunFiles part = run(config_name, config_name + "_part", extra, stop_after);
+  ASSERT_EQ(part.result.outcome.stop_reason, "interrupted");
+  EXPECT_EQ(part.result.outcome.cycles, stop_after + 1);
+  EXPECT_TRUE(std::filesystem::exists(part.dir + "/checkpoint/state.bin"));
+  EXPECT_TRUE(std::filesystem::exists(part.dir + "/model.yaml"));
+  EXPECT_NE(read_text(full.dir + "/model.yaml"), read_text(part.dir + "/model.yaml"));
+  const RunFiles resumed = run(config_name, config_name + "_part", extra, -1, true);
+  EXPECT_EQ(resumed.result.outcome.stop_reason, full.result.outcome.stop_reason);
+  EXPECT_EQ(resumed.result.outcome.cycles, full.result.outcome.cycles);
+  EXPECT_EQ(read_text(full.dir + "/model.yaml"), read_text(part.dir + "/model.yaml"));
+  EXPECT_EQ(history_without_times(full.dir + "/history.csv"),
+            history_without_times(part.dir + "/history.csv"));
+  EXPECT_EQ(full.result.errors.rel_l2, resumed.result.errors.rel_l2);
+}
+
+TEST(Checkpoint, GdcgResumesToTheUninterruptedResult) {
+  // Stopped mid-way between reports and between resamples.
+  check_resume_matches("poisson2d_seed",
+                       {"training.max_cycles=120", "training.points.resample_every=7"}, 53);
+}
+
+TEST(Checkpoint, LmResumesToTheUninterruptedResult) {
+  check_resume_matches("poisson2d_seed_lm", {"training.max_cycles=40"}, 17);
+}
+
+TEST(Checkpoint, FloatResumesToo) {
+  check_resume_matches("poisson2d_seed_lm", {"training.max_cycles=30", "compute.precision=float"},
+                       11);
+}
+
+TEST(Checkpoint, ResumeContinuesWithMoreCycles) {
+  const RunFiles full = run("poisson2d_seed_lm", "more_full", {"training.max_cycles=30"});
+  run("poisson2d_seed_lm", "more_part", {"training.max_cycles=20"});
+  const RunFiles more = run("poisson2d_seed_lm", "more_part", {"training.max_cycles=30"}, -1, true);
+  EXPECT_EQ(more.result.outcome.cycles, 30);
+  EXPECT_EQ(read_text(full.dir + "/model.yaml"), read_text(more.dir + "/model.yaml"));
+}
+
+TEST(Checkpoint, ResumeRefusesAChangedConfigOrMissingCheckpoint) {
+  run("poisson2d_seed_lm", "changed", {"training.max_cycles=5"});
+  try {
+    run("poisson2d_seed_lm", "changed", {"training.max_cycles=5", "training.penalty=10"}, -1, true);
+    FAIL() << "a changed penalty must not resume";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the config differs from the run that wrote"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    run("poisson2d_seed_lm", "changed", {"training.max_cycles=5", "compute.precision=float"}, -1,
+        true);
+    FAIL() << "a changed precision must not resume";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "compute.precision");
+  }
+  std::filesystem::remove_all(std::string(RBFPDE_TEST_TMP) + "/checkpoint_none");
+  EXPECT_THROW(run("poisson2d_seed_lm", "none", {}, -1, true), InputError);
+}
+
+TEST(Checkpoint, TornCheckpointIsRefused) {
+  const RunFiles r = run("poisson2d_seed_lm", "torn", {"training.max_cycles=3"});
+  const std::string path = r.dir + "/checkpoint/state.bin";
+  std::string bytes = read_text(path);
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  try {
+    run("poisson2d_seed_lm", "torn", {"training.max_cycles=3"}, -1, true);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated or corrupt"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Divergence, AbsurdLearningRateStopsWithOutputs) {
+  const RunFiles r = run("poisson2d_seed", "diverge", {"training.gd.learning_rate=1e30"});
+  EXPECT_TRUE(r.result.outcome.diverged);
+  EXPECT_EQ(r.result.exit_code, 3);
+  EXPECT_EQ(r.result.outcome.stop_reason, "diverged");
+  EXPECT_NE(r.result.outcome.divergence.find("centres moved"), std::string::npos);
+  // The outputs hold the last sound parameters: the initial network's error, not garbage.
+  EXPECT_LT(r.result.errors.rel_l2, 1.0);
+  for (const char* f : {"model.yaml", "summary.json", "history.csv", "solution.vtu"})
+    EXPECT_TRUE(std::filesystem::exists(r.dir + "/" + f)) << f;
+  EXPECT_NE(read_text(r.dir + "/summary.json").find("\"diverged\": true"), std::string::npos);
+}
+
+TEST(Divergence, NonFiniteRightHandSideStopsAtOnce) {
+  // log of a negative number: NaN targets make the first loss NaN.
+  const RunFiles r = run("poisson2d_seed_lm", "nan", {"problem.equation.f=log(x-2)"});
+  EXPECT_TRUE(r.result.outcome.diverged);
+  EXPECT_EQ(r.result.exit_code, 3);
+  EXPECT_EQ(r.result.outcome.cycles, 0);
+}
+
+}  // namespace
+}  // namespace rbfpde
