@@ -8,7 +8,9 @@
 // Parameters θ = (w, c, a) are flattened in that order: w[m], c[m·d] (row-major), a[m].
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,41 @@ class RbfBackend {
   virtual RbfParameters<T> parameters() const = 0;
   // Replaces the collocation batch (converted to T).
   virtual void set_batch(const CollocationBatch& batch) = 0;
+
+  // Backends that draw collocation batches themselves (on the device, so that no batch crosses
+  // the bus) say so here; the trainer then calls draw_batch instead of sampling on the host.
+  // set_problem prepares the drawing for `problem` (e.g. compiles its sampler); it is called
+  // once, before training, and may throw std::runtime_error when it cannot.
+  virtual bool draws_batches() const { return false; }
+  virtual void set_problem(const Problem& problem) {}
+  // Draws batch number `index` of the sequence for `seed`: the same (seed, index) gives the
+  // same batch, so a resumed run redraws nothing it has not seen.
+  virtual void draw_batch(std::uint64_t seed, std::uint64_t index, std::size_t n_interior,
+                          std::size_t n_boundary) {
+    throw std::logic_error(name() + " backend does not draw batches");
+  }
+  // The current batch, copied to the host (for collocation.vtp and checkpoints).
+  virtual CollocationBatch batch() const = 0;
+
+  // One cycle of the seed's scheme, fused where the backend can (one CUDA graph, say):
+  // (draw a fresh batch when `draw` is true and the backend draws batches), `gd_steps` GD
+  // steps, `cg_iterations` CG iterations. Returns what gd_steps returns. The default runs the
+  // steps one by one.
+  struct GdcgCycle {
+    bool draw = false;
+    std::uint64_t seed = 0, batch_index = 0;
+    std::size_t n_interior = 0, n_boundary = 0;
+    int gd_steps = 1;
+    T learning_rate = T(1);
+    int cg_iterations = 50;
+    T cg_tolerance = T(0);
+  };
+  virtual LossParts gdcg_cycle(const GdcgCycle& c) {
+    if (c.draw) draw_batch(c.seed, c.batch_index, c.n_interior, c.n_boundary);
+    const LossParts loss = gd_steps(c.gd_steps, c.learning_rate);
+    solve_weights_cg(c.cg_iterations, c.cg_tolerance);
+    return loss;
+  }
 
   // One fused pass over points × neurons: e, b and the loss at the current parameters.
   virtual LossParts residuals() = 0;

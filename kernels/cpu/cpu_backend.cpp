@@ -83,9 +83,21 @@ class CpuRbfBackend final : public RbfBackend<T> {
     xb_ = Eigen::Map<const Vector<double>>(batch.boundary.data(), batch.boundary.size()).template cast<T>();
     f_ = Eigen::Map<const Vector<double>>(batch.f.data(), batch.f.size()).template cast<T>();
     p_ = Eigen::Map<const Vector<double>>(batch.p.data(), batch.p.size()).template cast<T>();
+    normals_ = batch.normals;
     e_.resize(f_.size());
     b_.resize(p_.size());
     features_valid_ = false;
+  }
+
+  CollocationBatch batch() const override {
+    CollocationBatch b;
+    b.dim = D;
+    b.interior.assign(xi_.data(), xi_.data() + xi_.size());
+    b.boundary.assign(xb_.data(), xb_.data() + xb_.size());
+    b.f.assign(f_.data(), f_.data() + f_.size());
+    b.p.assign(p_.data(), p_.data() + p_.size());
+    b.normals = normals_;
+    return b;
   }
 
   LossParts residuals() override {
@@ -384,6 +396,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   T penalty_, min_width_;
   Vector<T> w_, c_, a_;
   Vector<T> xi_, xb_, f_, p_, e_, b_;
+  std::vector<double> normals_;
   Matrix<T> M_, N_;
   bool features_valid_ = false;
   Matrix<T> J_, JtJ_;

@@ -155,7 +155,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
     lm_prepared_ = false;
     invalidate_features();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
+    host_batch_ = batch;
   }
+
+  // A batch drawn on the device is copied back here when asked for; one set from the host is
+  // returned as given.
+  CollocationBatch batch() const override { return host_batch_; }
 
   LossParts residuals() override {
     enqueue_residuals();
@@ -450,6 +455,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   cublasHandle_t cublas_ = nullptr;
   cusolverDnHandle_t cusolver_ = nullptr;
 
+  CollocationBatch host_batch_;
   int m_ = 0;
   PointsView pts_;
   bool features_valid_ = false, system_valid_ = false, lm_prepared_ = false;

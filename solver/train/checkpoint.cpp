@@ -109,6 +109,7 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint<T>& ck
   w.put<double>(s.reference_loss);
   w.put<std::int32_t>(s.exploded_cycles);
   w.put<double>(s.seconds);
+  w.put<std::uint64_t>(s.batches);
   std::ostringstream rng;
   rng << s.rng;
   w.put_string(rng.str());
@@ -160,6 +161,7 @@ Checkpoint<T> read_checkpoint(const std::filesystem::path& path, const Config& c
   s.reference_loss = r.get<double>();
   s.exploded_cycles = r.get<std::int32_t>();
   s.seconds = r.get<double>();
+  s.batches = r.get<std::uint64_t>();
   std::istringstream rng(r.get_string());
   rng >> s.rng;
   if (!rng) r.torn();

@@ -32,14 +32,35 @@ RbfTrainer<T>::RbfTrainer(const Config& config, const Problem& problem, RbfBacke
     : config_(config), problem_(problem), backend_(backend) {}
 
 template <class T>
-void RbfTrainer<T>::draw_batch(PhaseTimes& times) {
+void RbfTrainer<T>::draw_batch(PhaseTimes& times, bool fused) {
+  const std::size_t n_int = std::size_t(config_.training.points_interior);
+  const std::size_t n_bnd = std::size_t(config_.training.points_boundary);
+  ++state_.batches;
+  if (backend_.draws_batches()) {
+    if (fused) return;
+    auto t0 = Clock::now();
+    backend_.draw_batch(config_.training.seed, state_.batches - 1, n_int, n_bnd);
+    times.sampling += since(t0);
+    return;
+  }
   auto t0 = Clock::now();
-  problem_.sample(state_.rng, std::size_t(config_.training.points_interior),
-                  std::size_t(config_.training.points_boundary), state_.batch);
+  problem_.sample(state_.rng, n_int, n_bnd, state_.batch);
   times.sampling += since(t0);
   t0 = Clock::now();
   backend_.set_batch(state_.batch);
   times.upload += since(t0);
+}
+
+template <class T>
+TrainerState<T> RbfTrainer<T>::state() const {
+  TrainerState<T> s = state_;
+  if (backend_.draws_batches()) s.batch = backend_.batch();
+  return s;
+}
+
+template <class T>
+CollocationBatch RbfTrainer<T>::batch() const {
+  return backend_.draws_batches() ? backend_.batch() : state_.batch;
 }
 
 template <class T>
@@ -122,7 +143,9 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
   if (!finite(loss)) diverge("the loss of the initial network is not finite");
 
   while (!out.diverged && state_.cycle < tc.max_cycles) {
-    if (state_.cycle > 0 && state_.cycle % tc.resample_every == 0) draw_batch(out.times);
+    const bool fresh = state_.cycle > 0 && state_.cycle % tc.resample_every == 0;
+    const bool fused_draw = fresh && !lm && backend_.draws_batches();
+    if (fresh) draw_batch(out.times, fused_draw);
     ++state_.cycle;
     if (lm) {
       auto t0 = Clock::now();
@@ -144,13 +167,20 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       out.times.lm += since(t0);
     } else {
       auto t0 = Clock::now();
-      // gd_steps reports the loss before its step: the loss of the parameters of the last
+      // The cycle reports the loss before its GD step: the loss of the parameters of the last
       // cycle on this cycle's batch, which drives stopping.
-      loss = backend_.gd_steps(tc.gd_steps, T(tc.gd_learning_rate));
-      out.times.gd += since(t0);
-      t0 = Clock::now();
-      backend_.solve_weights_cg(tc.cg_iterations, T(tc.cg_tolerance));
-      out.times.weights += since(t0);
+      typename RbfBackend<T>::GdcgCycle c;
+      c.draw = fused_draw;
+      c.seed = tc.seed;
+      c.batch_index = state_.batches - 1;
+      c.n_interior = std::size_t(tc.points_interior);
+      c.n_boundary = std::size_t(tc.points_boundary);
+      c.gd_steps = tc.gd_steps;
+      c.learning_rate = T(tc.gd_learning_rate);
+      c.cg_iterations = tc.cg_iterations;
+      c.cg_tolerance = T(tc.cg_tolerance);
+      loss = backend_.gdcg_cycle(c);
+      out.times.gdcg += since(t0);
     }
     state_.seconds = seconds_before + since(start);
 

@@ -18,8 +18,10 @@ namespace rbfpde {
 struct PhaseTimes {
   double sampling = 0;   // drawing points and evaluating f, p on the host
   double upload = 0;     // handing the batch to the backend
-  double gd = 0;         // gradient steps on centres and widths
-  double weights = 0;    // CG / direct weight solves
+  double gdcg = 0;       // gdcg cycles: GD on centres and widths + CG on the weights (+ a
+                         // device-drawn batch), fused by the backend where it can
+  double gd = 0;         // MLP: loss, gradient and Adam steps
+  double weights = 0;    // direct weight solves
   double lm = 0;         // Levenberg–Marquardt steps
   double report = 0;     // reports (error evaluation, history, snapshots)
 };
@@ -42,7 +44,8 @@ struct TrainerState {
   double reference_loss = 0;   // the initial network's loss (divergence is judged against it)
   int exploded_cycles = 0;
   double seconds = 0;          // training time so far
-  Rng rng;
+  std::uint64_t batches = 0;   // batches drawn so far (a device-drawing backend's batch index)
+  Rng rng;                     // the host's sampler (backends that draw batches do not use it)
   CollocationBatch batch;
   RbfParameters<T> params;
 };
@@ -70,12 +73,14 @@ class RbfTrainer {
                       const StopFn& should_stop = {});
 
   // The state after the last completed cycle (what a checkpoint stores).
-  const TrainerState<T>& state() const { return state_; }
+  TrainerState<T> state() const;
   // The last collocation batch (for collocation.vtp).
-  const CollocationBatch& batch() const { return state_.batch; }
+  CollocationBatch batch() const;
 
  private:
-  void draw_batch(PhaseTimes& times);
+  // A fresh batch: drawn by the backend when it can, else sampled here and uploaded. With
+  // `fused`, a backend that draws leaves the drawing to the next gdcg_cycle.
+  void draw_batch(PhaseTimes& times, bool fused = false);
   TrainOutcome run(TrainOutcome out, const ReportFn<T>& report, const StopFn& should_stop);
   // Non-empty when the parameters show divergence (non-finite, or centres flung far away).
   std::string unsound(const RbfParameters<T>& params) const;

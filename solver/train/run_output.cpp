@@ -189,6 +189,7 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
   times.set("training", o.seconds);
   times.set("sampling", o.times.sampling);
   times.set("upload", o.times.upload);
+  times.set("gdcg", o.times.gdcg);
   times.set("gd", o.times.gd);
   times.set("weights", o.times.weights);
   times.set("lm", o.times.lm);

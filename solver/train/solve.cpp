@@ -40,6 +40,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   bopt.min_width = minimum_width(problem.domain());
   std::unique_ptr<RbfBackend<T>> backend = make_backend<T>(backend_name, bopt);
   result.device = backend->device_name();
+  backend->set_problem(problem);
 
   RunOutput output(config, problem, options);
   Checkpoint<T> resumed;

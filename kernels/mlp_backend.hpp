@@ -1,0 +1,106 @@
+// The operations the MLP trainer needs (DESIGN.md §3), at the granularity of fused steps, in the
+// style of RbfBackend: a backend owns the network's parameters, the Adam moments and the current
+// collocation batch (on the device for CUDA); the host sees them only through parameters(),
+// gradient(), residual_vectors() and evaluate().
+//
+// Network: sizes n_0 = d → n_1 … n_L → 1 (hidden widths from the config), h_0 = x,
+// h_l = σ(W_l h_{l−1} + b_l) for the hidden layers, u = W_{L+1} h_L + b_{L+1} (linear output).
+// The forward pass carries, per point, the value h, its d first derivatives ∂h/∂x_j and its
+// Laplacian Δh through every layer, so that Δu comes out exactly (no finite differences):
+//   z = W h + b,  h' = σ(z),  ∂h'/∂x_j = σ'(z)⊙(W ∂h/∂x_j),
+//   Δh' = σ''(z)⊙Σ_j (W ∂h/∂x_j)² + σ'(z)⊙(W Δh).
+// Functional: the RBF one, e = Δu − f (interior), b = u − p (boundary),
+//   I = 1/(2N) Σ e² + λ/(2K) Σ b².
+// ∂I/∂θ is a hand-written backward pass through those three streams (no autograd).
+//
+// Flat parameter layout (parameters(), gradient(), model.yaml): layer by layer, W_l row-major
+// (n_l × n_{l−1}) then b_l (n_l).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/mlp_math.hpp"
+#include "problems/problem.hpp"
+
+namespace rbfpde {
+
+struct MlpOptions {
+  int dim = 2;
+  std::vector<int> layers = {50, 50, 50, 50};  // hidden widths
+  std::string activation = "tanh";             // tanh | sin | sigmoid
+  double penalty = 100;                        // λ
+};
+
+// "tanh" | "sin" | "sigmoid"; throws std::invalid_argument otherwise.
+Activation parse_activation(const std::string& name);
+
+// d, hidden widths…, 1.
+inline std::vector<int> mlp_layer_sizes(int dim, const std::vector<int>& hidden) {
+  std::vector<int> sizes{dim};
+  sizes.insert(sizes.end(), hidden.begin(), hidden.end());
+  sizes.push_back(1);
+  return sizes;
+}
+
+// Σ_l n_l (n_{l−1} + 1).
+inline std::size_t mlp_parameter_count(int dim, const std::vector<int>& hidden) {
+  const std::vector<int> s = mlp_layer_sizes(dim, hidden);
+  std::size_t n = 0;
+  for (std::size_t l = 1; l < s.size(); ++l) n += std::size_t(s[l]) * (std::size_t(s[l - 1]) + 1);
+  return n;
+}
+
+template <class T>
+class MlpBackend {
+ public:
+  virtual ~MlpBackend() = default;
+  MlpBackend() = default;
+  MlpBackend(const MlpBackend&) = delete;
+  MlpBackend& operator=(const MlpBackend&) = delete;
+
+  virtual std::string name() const = 0;         // "cpu" | "cuda"
+  virtual std::string device_name() const = 0;
+
+  // Flat parameters in the layout above; set_parameters also zeroes the Adam moments, so a
+  // restored or freshly loaded network starts its optimiser anew.
+  virtual void set_parameters(const std::vector<T>& flat) = 0;
+  virtual std::vector<T> parameters() const = 0;
+  // Replaces the collocation batch (converted to T).
+  virtual void set_batch(const CollocationBatch& batch) = 0;
+
+  // Forward pass only: e, b and the loss at the current parameters.
+  virtual LossParts residuals() = 0;
+  // Forward and backward pass: e, b, the loss and ∂I/∂θ at the current parameters; the gradient
+  // stays in the backend for adam_step().
+  virtual LossParts loss_and_gradient() = 0;
+  // The gradient of the last loss_and_gradient() call, copied to the host.
+  virtual void gradient(std::vector<T>& g) const = 0;
+  // One fused Adam update of every parameter from the last gradient; t ≥ 1 is the step number
+  // (for the bias corrections 1 − β^t).
+  virtual void adam_step(T learning_rate, T beta1, T beta2, T epsilon, long t) = 0;
+
+  // The residuals of the last residuals()/loss_and_gradient() call, copied to the host.
+  virtual void residual_vectors(std::vector<T>& e, std::vector<T>& b) const = 0;
+  // u and Δu of the network at n points (row-major, n × dim, double on the host).
+  virtual void evaluate(const std::vector<double>& points, std::vector<double>& u,
+                        std::vector<double>& laplacian) = 0;
+  // ∇u at n points (n × dim, row-major): the first-derivative stream's output, for tests now
+  // and Neumann conditions later.
+  virtual void evaluate_gradient(const std::vector<double>& points,
+                                 std::vector<double>& gradient) = 0;
+};
+
+template <class T>
+std::unique_ptr<MlpBackend<T>> make_cpu_mlp_backend(const MlpOptions& options);
+
+// True when this build has the CUDA MLP backend (a CUDA device may still be missing: see
+// cuda_device_available()).
+bool cuda_mlp_backend_built();
+// Throws std::runtime_error when the build has no CUDA MLP backend or no device is present.
+template <class T>
+std::unique_ptr<MlpBackend<T>> make_cuda_mlp_backend(const MlpOptions& options);
+
+}  // namespace rbfpde

@@ -1,0 +1,101 @@
+// The MLP's activations and their first three derivatives (DESIGN.md §3), written once for both
+// backends. The forward pass needs σ, σ', σ'' (value, gradient and Laplacian streams); the
+// backward pass through the Laplacian stream Δh' = σ''(z)·S + σ'(z)·C needs σ''' as well.
+//   tanh:    s = tanh z, s' = 1 − s², s'' = −2 s s', s''' = −2 (s'² + s s'')
+//   sin:     s = sin z,  s' = cos z,  s'' = −sin z,  s''' = −cos z
+//   sigmoid: s = 1/(1 + e^−z), s' = s(1 − s), s'' = s'(1 − 2s), s''' = s''(1 − 2s) − 2 s'²
+#pragma once
+
+#include <cmath>
+
+#ifndef RBFPDE_HD
+#if defined(__CUDACC__)
+#define RBFPDE_HD __host__ __device__ __forceinline__
+#else
+#define RBFPDE_HD inline
+#endif
+#endif
+
+namespace rbfpde {
+
+enum class Activation : int { kTanh = 0, kSin = 1, kSigmoid = 2 };
+
+template <class T>
+struct ActivationTerms {
+  T s;   // σ(z)
+  T d1;  // σ'(z)
+  T d2;  // σ''(z)
+  T d3;  // σ'''(z)
+};
+
+RBFPDE_HD float mlp_tanh(float z) { return tanhf(z); }
+RBFPDE_HD double mlp_tanh(double z) { return tanh(z); }
+RBFPDE_HD float mlp_sin(float z) { return sinf(z); }
+RBFPDE_HD double mlp_sin(double z) { return sin(z); }
+RBFPDE_HD float mlp_cos(float z) { return cosf(z); }
+RBFPDE_HD double mlp_cos(double z) { return cos(z); }
+RBFPDE_HD float mlp_exp(float z) { return expf(z); }
+RBFPDE_HD double mlp_exp(double z) { return exp(z); }
+
+// Written so that large |z| gives 0 or 1 rather than Inf/Inf.
+template <class T>
+RBFPDE_HD T mlp_sigmoid(T z) {
+  if (z >= T(0)) return T(1) / (T(1) + mlp_exp(-z));
+  const T e = mlp_exp(z);
+  return e / (T(1) + e);
+}
+
+template <class T>
+RBFPDE_HD ActivationTerms<T> activation_terms(Activation a, T z) {
+  ActivationTerms<T> t;
+  switch (a) {
+    case Activation::kSin: {
+      const T s = mlp_sin(z), c = mlp_cos(z);
+      t.s = s;
+      t.d1 = c;
+      t.d2 = -s;
+      t.d3 = -c;
+      break;
+    }
+    case Activation::kSigmoid: {
+      const T s = mlp_sigmoid(z);
+      t.s = s;
+      t.d1 = s * (T(1) - s);
+      t.d2 = t.d1 * (T(1) - T(2) * s);
+      t.d3 = t.d2 * (T(1) - T(2) * s) - T(2) * t.d1 * t.d1;
+      break;
+    }
+    case Activation::kTanh:
+    default: {
+      const T s = mlp_tanh(z);
+      t.s = s;
+      t.d1 = T(1) - s * s;
+      t.d2 = T(-2) * s * t.d1;
+      t.d3 = T(-2) * (t.d1 * t.d1 + s * t.d2);
+      break;
+    }
+  }
+  return t;
+}
+
+// σ and σ' only: what the value stream of boundary points needs.
+template <class T>
+RBFPDE_HD void activation_value_slope(Activation a, T z, T& s, T& d1) {
+  switch (a) {
+    case Activation::kSin:
+      s = mlp_sin(z);
+      d1 = mlp_cos(z);
+      break;
+    case Activation::kSigmoid:
+      s = mlp_sigmoid(z);
+      d1 = s * (T(1) - s);
+      break;
+    case Activation::kTanh:
+    default:
+      s = mlp_tanh(z);
+      d1 = T(1) - s * s;
+      break;
+  }
+}
+
+}  // namespace rbfpde
