@@ -58,6 +58,18 @@ class Ball final : public Domain {
     return dim_ == 2 ? kPi * radius_ * radius_ : 4.0 / 3.0 * kPi * radius_ * radius_ * radius_;
   }
 
+  DomainGeometry geometry() const override {
+    DomainGeometry g;
+    g.type = type();
+    g.dim = dim_;
+    g.lo.resize(dim_);
+    g.hi.resize(dim_);
+    bounding_box(g.lo.data(), g.hi.data());
+    g.centre.assign(centre_, centre_ + dim_);
+    g.radius = radius_;
+    return g;
+  }
+
  private:
   double distance_to_centre(const double* x) const {
     double s = 0;

@@ -105,6 +105,15 @@ class Box final : public Domain {
     return m;
   }
 
+  DomainGeometry geometry() const override {
+    DomainGeometry g;
+    g.type = type();
+    g.dim = dim_;
+    g.lo.assign(lo_, lo_ + dim_);
+    g.hi.assign(hi_, hi_ + dim_);
+    return g;
+  }
+
  private:
   int dim_;
   double lo_[3] = {0, 0, 0}, hi_[3] = {0, 0, 0};

@@ -5,12 +5,26 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "problems/random.hpp"
 
 namespace rbfpde {
+
+// A plain description of a domain, for code that samples it elsewhere (e.g. a kernel generated at
+// run time that draws points on the device) and so cannot call the virtual functions below.
+struct DomainGeometry {
+  std::string type;  // rectangle | box | disk | ball | polygon
+  int dim = 2;
+  std::vector<double> lo, hi;                   // box: min/max; others: bounding box
+  std::vector<double> centre;                   // disk, ball
+  double radius = 0;                            // disk, ball
+  std::vector<std::array<double, 2>> vertices;  // polygon, counter-clockwise
+  std::vector<std::array<int, 3>> triangles;    // polygon: ear-clipping triangulation, each
+                                                // counter-clockwise (indices into vertices)
+};
 
 class Domain {
  public:
@@ -33,6 +47,12 @@ class Domain {
   virtual void bounding_box(double* lo, double* hi) const = 0;
   // Area (2D) or volume (3D) of the domain.
   virtual double measure() const = 0;
+
+  // The domain's shape as data. Not pure: test doubles elsewhere derive from Domain without it, and
+  // a domain that cannot describe itself must fail loudly rather than be sampled as something else.
+  virtual DomainGeometry geometry() const {
+    throw std::logic_error("domain type '" + type() + "' does not export its geometry");
+  }
 };
 
 // Factories. They check their arguments (throw std::invalid_argument with a readable message:

@@ -57,6 +57,56 @@ double signed_area(const std::vector<Vec2>& v) {
   return 0.5 * s;
 }
 
+// Closed triangle abc (counter-clockwise) contains p.
+bool in_triangle(const Vec2& a, const Vec2& b, const Vec2& c, const Vec2& p) {
+  return cross(a, b, p) >= 0 && cross(b, c, p) >= 0 && cross(c, a, p) >= 0;
+}
+
+// Ear clipping of a simple counter-clockwise polygon: O(n³) worst case, fine for hand-written
+// polygons, and it handles non-convex ones (the L-shape). Every triangle is counter-clockwise with
+// positive area; collinear vertices are dropped without a (zero-area) triangle.
+std::vector<std::array<int, 3>> triangulate(const std::vector<Vec2>& v) {
+  std::vector<int> ring(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) ring[i] = static_cast<int>(i);
+  std::vector<std::array<int, 3>> triangles;
+  while (ring.size() > 3) {
+    const std::size_t m = ring.size();
+    bool clipped = false;
+    for (std::size_t i = 0; i < m && !clipped; ++i) {
+      const int ia = ring[(i + m - 1) % m], ib = ring[i], ic = ring[(i + 1) % m];
+      const Vec2 &a = v[ia], &b = v[ib], &c = v[ic];
+      if (cross(a, b, c) <= 0) continue;  // reflex or straight: not an ear
+      // An ear holds no other remaining vertex, not even on its edges (the diagonal ac must lie
+      // strictly inside the polygon).
+      bool empty = true;
+      for (int j : ring) {
+        if (j == ia || j == ib || j == ic) continue;
+        if (in_triangle(a, b, c, v[j])) {
+          empty = false;
+          break;
+        }
+      }
+      if (!empty) continue;
+      triangles.push_back({ia, ib, ic});
+      ring.erase(ring.begin() + i);
+      clipped = true;
+    }
+    if (clipped) continue;
+    // No ear: a simple polygon always has two, unless straight vertices hide them. Such a vertex
+    // encloses no area, so drop it without a triangle.
+    for (std::size_t i = 0; i < m && !clipped; ++i) {
+      if (cross(v[ring[(i + m - 1) % m]], v[ring[i]], v[ring[(i + 1) % m]]) == 0) {
+        ring.erase(ring.begin() + i);
+        clipped = true;
+      }
+    }
+    if (!clipped) throw std::logic_error("polygon triangulation found no ear (not simple?)");
+  }
+  if (cross(v[ring[0]], v[ring[1]], v[ring[2]]) > 0)
+    triangles.push_back({ring[0], ring[1], ring[2]});
+  return triangles;
+}
+
 class Polygon final : public Domain {
  public:
   explicit Polygon(std::vector<Vec2> vertices) : v_(std::move(vertices)) {
@@ -73,6 +123,7 @@ class Polygon final : public Domain {
       const Vec2& b = v_[(i + 1) % v_.size()];
       cumulative_[i + 1] = cumulative_[i] + std::hypot(b[0] - a[0], b[1] - a[1]);
     }
+    triangles_ = triangulate(v_);
   }
 
   int dim() const override { return 2; }
@@ -138,12 +189,25 @@ class Polygon final : public Domain {
 
   double measure() const override { return area_; }
 
+  DomainGeometry geometry() const override {
+    DomainGeometry g;
+    g.type = "polygon";
+    g.dim = 2;
+    g.lo = {lo_[0], lo_[1]};
+    g.hi = {hi_[0], hi_[1]};
+    g.vertices = v_;
+    g.triangles = triangles_;
+    return g;
+  }
+
  private:
   std::vector<Vec2> v_;             // counter-clockwise
   std::vector<double> cumulative_;  // perimeter length up to vertex i
   Vec2 lo_{}, hi_{};
   double area_ = 0;
   double tol_ = 0;
+  // Indices into v_, built once at construction so that geometry() is only a copy.
+  std::vector<std::array<int, 3>> triangles_;
 };
 
 }  // namespace

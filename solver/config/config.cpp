@@ -169,8 +169,13 @@ std::string apply_override(YAML::Node& root, const std::string& assignment) {
 }  // namespace config_detail
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  return load_config_text(config_detail::read_file(path), path, overrides);
+}
+
+Config load_config_text(const std::string& text, const std::string& path,
+                        const std::vector<std::string>& overrides) {
   using namespace config_detail;
-  YAML::Node root = parse_yaml(read_file(path), path);
+  YAML::Node root = parse_yaml(text, path);
   Origin origin{path, {}};
   for (const std::string& assignment : overrides) {
     origin.set_paths.push_back(apply_override(root, assignment));

@@ -67,6 +67,11 @@ struct Config {
 // YAML-parsed value) before validation. Throws InputError on any problem.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// The same for config text already in memory; `path` names it in messages and sets the
+// default name.
+Config load_config_text(const std::string& text, const std::string& path,
+                        const std::vector<std::string>& overrides = {});
+
 // The resolved config (every key, defaults filled) as YAML text; load_config(dump) gives it back.
 std::string dump_config(const Config& config);
 

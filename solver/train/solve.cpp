@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "solver/train/checkpoint.hpp"
+#include "solver/train/memory_check.hpp"
 #include "solver/train/model_file.hpp"
 #include "solver/train/rbf_model.hpp"
 
@@ -120,6 +121,7 @@ SolveResult solve(const Config& config, const Problem& problem, const SolveOptio
   if (backend == "cuda" && !cuda_device_available())
     throw InputError(config.compute.backend_loc, "compute.backend",
                      "cuda was asked for, but no CUDA device is present (use auto or cpu)");
+  if (backend == "cpu") check_host_memory(config, problem.dim());
   if (config.compute.backend == "auto" && backend == "cpu" && options.progress && !options.quiet)
     *options.progress << "note: no CUDA device found: running on the CPU\n";
   return solve_rbf(config, problem, options, backend);

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <cmath>
 #include <string>
 #include <vector>
 

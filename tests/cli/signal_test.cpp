@@ -1,0 +1,97 @@
+// SIGINT and SIGTERM during `rbfpde solve`: the current cycle finishes, every output and a
+// checkpoint are written, the exit code is 128 + signal, and `--resume` continues to the same
+// parameters as a run that was never interrupted.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include "cli_test_util.hpp"
+
+namespace rbfpde {
+namespace {
+
+using namespace rbfpde::cli_test;
+
+// Starts `rbfpde args...` in `cwd` with stderr into `err_path`; returns the pid.
+pid_t spawn(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& err_path) {
+  std::vector<std::string> storage{RBFPDE_BINARY};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open("/dev/null", O_WRONLY);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 ||
+        ::dup2(err, 2) < 0 || ::chdir(cwd.c_str()) != 0)
+      ::_exit(126);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Interrupts a long LM run once it has reported, then resumes it and compares with a run that
+// was never interrupted.
+void interrupt_and_resume(int sig) {
+  TempDir tmp;
+  const std::string config = replace_once(
+      replace_once(kTinyConfig, "max_cycles: 3", "max_cycles: 100000"), "directory: out",
+      "directory: run");
+  write_text(tmp / "c.yaml", config);
+  const fs::path err_path = tmp / "stderr.txt";
+  const pid_t pid = spawn({"solve", "c.yaml"}, tmp.path(), err_path);
+  // Wait for the first progress line: training is under way.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto progress = [&] { return fs::exists(err_path) ? read_text(err_path) : std::string(); };
+  while (progress().find("cycle ") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::kill(pid, sig);
+  EXPECT_EQ(wait_exit(pid), 128 + sig);
+  const std::string err = read_text(err_path);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("interrupted at cycle ([0-9]+)"))) << err;
+  const long cycle = std::stol(m[1]);
+  ASSERT_GT(cycle, 0);
+  ASSERT_LT(cycle, 100000);
+  for (const char* f : {"solution.vtu", "centres.vtp", "collocation.vtp", "history.csv",
+                        "summary.json", "model.yaml", "checkpoint/state.bin"})
+    EXPECT_TRUE(fs::exists(tmp / "run" / f)) << f;
+  EXPECT_NE(read_text(tmp / "run" / "summary.json").find("\"stop_reason\": \"interrupted\""),
+            std::string::npos);
+
+  const std::string until = "training.max_cycles=" + std::to_string(cycle + 25);
+  const RunResult resumed =
+      run_rbfpde({"solve", "c.yaml", "--resume", "--quiet", "--set", until}, tmp.path());
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  const RunResult straight = run_rbfpde(
+      {"solve", "c.yaml", "--quiet", "--set", until, "--set", "output.directory=straight"},
+      tmp.path());
+  EXPECT_EQ(straight.exit_code, 0) << straight.err;
+  EXPECT_EQ(read_text(tmp / "run" / "model.yaml"), read_text(tmp / "straight" / "model.yaml"));
+}
+
+TEST(CliSignals, SigintWritesEverythingAndResumesToTheSameResult) { interrupt_and_resume(SIGINT); }
+TEST(CliSignals, SigtermWritesEverythingAndResumesToTheSameResult) {
+  interrupt_and_resume(SIGTERM);
+}
+
+}  // namespace
+}  // namespace rbfpde
