@@ -76,6 +76,7 @@ void emit_model(YAML::Emitter& out, const ModelConfig& model) {
   out << YAML::Key << "centres" << YAML::Value << model.init_centres;
   out << YAML::Key << "width" << YAML::Value;
   number(out, model.init_width);
+  if (!model.init_from.empty()) emit_text(out, "from", model.init_from);
   out << YAML::EndMap;
   out << YAML::Key << "layers" << YAML::Value << YAML::Flow << model.layers;
   out << YAML::Key << "activation" << YAML::Value << model.activation;

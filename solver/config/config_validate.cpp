@@ -135,7 +135,11 @@ ModelConfig read_model(const Field& field) {
     model.neurons = read_int(f, 1, kPositiveInteger);
   }
   if (const Field init = field.child("init"); init.present()) {
-    init.check_map({"centres", "width"});
+    init.check_map({"centres", "width", "from"});
+    if (const Field f = init.child("from"); f.present()) {
+      model.init_from = read_text(f, "the path of a model.yaml");
+      model.init_from_loc = f.loc();
+    }
     if (const Field f = init.child("centres"); f.present()) {
       model.init_centres = read_choice(f, {"grid", "random"});
     }

@@ -26,6 +26,26 @@ std::unique_ptr<RbfBackend<T>> make_backend(const std::string& which, const Back
   return make_cpu_backend<T>(opt);
 }
 
+// model.init.from: a model.yaml of the same dimension and neuron count.
+RbfParameters<double> load_initial_model(const Config& config, int dim) {
+  const ModelConfig& m = config.model;
+  RbfParameters<double> p;
+  try {
+    p = read_model_yaml(m.init_from);
+  } catch (const InputError& e) {
+    throw InputError(m.init_from_loc, "model.init.from", e.what());
+  }
+  if (p.dim != dim)
+    throw InputError(m.init_from_loc, "model.init.from",
+                     "expected a " + std::to_string(dim) + "D model, found a " +
+                         std::to_string(p.dim) + "D one in " + m.init_from);
+  if (p.neurons() != m.neurons)
+    throw InputError(m.init_from_loc, "model.init.from",
+                     "expected " + std::to_string(m.neurons) + " neurons (model.neurons), found " +
+                         std::to_string(p.neurons()) + " in " + m.init_from);
+  return p;
+}
+
 template <class T>
 SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
                             const SolveOptions& options, const std::string& backend_name) {
@@ -44,6 +64,16 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   backend->set_problem(problem);
 
   RunOutput output(config, problem, options);
+  // A starting model is read before anything is written, so a bad file costs nothing.
+  RbfParameters<double> initial;
+  if (!options.resume) {
+    if (config.model.init_from.empty()) {
+      Rng init_rng(config.training.seed ^ 0x9e3779b97f4a7c15ULL);
+      initial = initial_rbf_parameters(problem.domain(), config.model, init_rng).params;
+    } else {
+      initial = load_initial_model(config, problem.dim());
+    }
+  }
   Checkpoint<T> resumed;
   if (options.resume) {
     resumed = read_checkpoint<T>(checkpoint_path(config), config);
@@ -64,9 +94,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   if (options.resume) {
     result.outcome = trainer.resume(resumed.state, report, options.should_stop);
   } else {
-    Rng init_rng(config.training.seed ^ 0x9e3779b97f4a7c15ULL);
-    const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, init_rng);
-    result.outcome = trainer.train(init.params, report, options.should_stop);
+    result.outcome = trainer.train(initial, report, options.should_stop);
   }
 
   // The final report left u and Δu of the final parameters on the grid.

@@ -67,7 +67,7 @@ TEST(ShippedConfigs, LevenbergMarquardtSeed) {
   EXPECT_EQ(c.training.max_cycles, 300);
   EXPECT_EQ(c.training.points_interior, 176);
   EXPECT_EQ(c.training.points_boundary, 48);
-  EXPECT_EQ(c.training.resample_every, 10);
+  EXPECT_EQ(c.training.resample_every, 1);
   EXPECT_EQ(c.problem.f.text, "sin(pi*x)*sin(pi*y)");
 }
 

@@ -152,3 +152,37 @@ TEST(Divergence, NonFiniteRightHandSideStopsAtOnce) {
 
 }  // namespace
 }  // namespace rbfpde
+
+namespace rbfpde {
+namespace {
+
+TEST(InitFrom, TrainingContinuesFromAModelFile) {
+  const RunFiles a = run("poisson2d_seed_lm", "init_a", {"training.max_cycles=40"});
+  const RunFiles fresh = run("poisson2d_seed_lm", "init_fresh", {"training.max_cycles=1"});
+  const RunFiles b = run("poisson2d_seed_lm", "init_b",
+                         {"training.max_cycles=1", "model.init.from=" + a.dir + "/model.yaml"});
+  // One iteration from the trained centres stays near the trained error, far below a fresh
+  // network's after one iteration.
+  EXPECT_LT(b.result.errors.rel_l2, 3 * a.result.errors.rel_l2);
+  EXPECT_LT(b.result.errors.rel_l2, 0.1 * fresh.result.errors.rel_l2);
+}
+
+TEST(InitFrom, AWrongModelFileIsBadInput) {
+  const RunFiles a = run("poisson2d_seed_lm", "init_c", {"training.max_cycles=2"});
+  try {
+    run("poisson2d_seed_lm", "init_d",
+        {"model.neurons=16", "model.init.from=" + a.dir + "/model.yaml"});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "model.init.from");
+    EXPECT_NE(std::string(e.what()).find("expected 16 neurons (model.neurons), found 64"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(run("poisson2d_seed_lm", "init_e", {"model.init.from=/nonexistent/model.yaml"}),
+               InputError);
+  EXPECT_FALSE(std::filesystem::exists(std::string(RBFPDE_TEST_TMP) + "/checkpoint_init_e"));
+}
+
+}  // namespace
+}  // namespace rbfpde
