@@ -3,7 +3,8 @@
 // collocation batch (on the device for CUDA); the host sees them only through parameters(),
 // gradient(), residual_vectors() and evaluate().
 //
-// Network: sizes n_0 = d → n_1 … n_L → 1 (hidden widths from the config), h_0 = x,
+// Network: sizes n_0 = d → n_1 … n_L → 1 (hidden widths from the config), h_0 = x' (x mapped
+// onto [−1, 1]^d, see MlpOptions),
 // h_l = σ(W_l h_{l−1} + b_l) for the hidden layers, u = W_{L+1} h_L + b_{L+1} (linear output).
 // The forward pass carries, per point, the value h, its d first derivatives ∂h/∂x_j and its
 // Laplacian Δh through every layer, so that Δu comes out exactly (no finite differences):
@@ -32,6 +33,10 @@ struct MlpOptions {
   std::vector<int> layers = {50, 50, 50, 50};  // hidden widths
   std::string activation = "tanh";             // tanh | sin | sigmoid
   double penalty = 100;                        // λ
+  // The fixed input map x' = 2 (x − input_min) / (input_max − input_min) − 1 in front of the
+  // first layer (the domain's bounding box onto [−1, 1]^d, where tanh networks train best);
+  // empty: x' = x. The derivative streams carry its chain-rule factors, so ∇u and Δu are in x.
+  std::vector<double> input_min, input_max;
 };
 
 // "tanh" | "sin" | "sigmoid"; throws std::invalid_argument otherwise.
@@ -61,7 +66,7 @@ class MlpBackend {
   MlpBackend(const MlpBackend&) = delete;
   MlpBackend& operator=(const MlpBackend&) = delete;
 
-  virtual std::string name() const = 0;         // "cpu" | "cuda"
+  virtual std::string name() const = 0;  // "cpu" | "cuda"
   virtual std::string device_name() const = 0;
 
   // Flat parameters in the layout above; set_parameters also zeroes the Adam moments, so a

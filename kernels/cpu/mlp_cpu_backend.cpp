@@ -13,13 +13,12 @@
 // Napkin math per Adam step (P parameters, N interior and K boundary points, d dimensions): the
 // forward GEMMs cost ≈ ((d + 2)·N + K)·P multiply-adds, the backward ones twice that; the seed
 // MLP (4 × 50 tanh, P = 7851) on 176 + 48 points is ≈ 2.4e7 FLOPs forward, 7e7 in all.
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
 #include <string>
-
-#include <Eigen/Dense>
 
 #include "kernels/mlp_backend.hpp"
 #include "kernels/mlp_math.hpp"
@@ -30,7 +29,8 @@ Activation parse_activation(const std::string& name) {
   if (name == "tanh") return Activation::kTanh;
   if (name == "sin") return Activation::kSin;
   if (name == "sigmoid") return Activation::kSigmoid;
-  throw std::invalid_argument("unknown activation \"" + name + "\" (expected tanh, sin or sigmoid)");
+  throw std::invalid_argument("unknown activation \"" + name +
+                              "\" (expected tanh, sin or sigmoid)");
 }
 
 namespace {
@@ -82,6 +82,20 @@ class CpuMlpBackend final : public MlpBackend<T> {
         activation_(parse_activation(options.activation)),
         penalty_(T(options.penalty)) {
     if (dim_ < 1) throw std::invalid_argument("the MLP backend needs a dimension ≥ 1");
+    input_shift_ = Vector<T>::Zero(dim_);
+    input_scale_ = Vector<T>::Ones(dim_);
+    if (!options.input_min.empty() || !options.input_max.empty()) {
+      if (int(options.input_min.size()) != dim_ || int(options.input_max.size()) != dim_)
+        throw std::invalid_argument(
+            "the MLP input map needs dim values in input_min and input_max");
+      for (int j = 0; j < dim_; ++j) {
+        const double len = options.input_max[j] - options.input_min[j];
+        if (!(len > 0))
+          throw std::invalid_argument("the MLP input map needs input_max > input_min");
+        input_scale_[j] = T(2.0 / len);
+        input_shift_[j] = T(-2.0 * options.input_min[j] / len - 1.0);
+      }
+    }
     for (int s : sizes_)
       if (s < 1) throw std::invalid_argument("MLP layer widths must be ≥ 1");
     std::size_t off = 0;
@@ -116,8 +130,8 @@ class CpuMlpBackend final : public MlpBackend<T> {
     if (batch.dim != dim_) throw std::invalid_argument("batch of the wrong dimension");
     const Eigen::Index n_int = Eigen::Index(batch.n_interior());
     const Eigen::Index n_bnd = Eigen::Index(batch.n_boundary());
-    xi_ = Eigen::Map<const Matrix<double>>(batch.interior.data(), dim_, n_int).template cast<T>();
-    xb_ = Eigen::Map<const Matrix<double>>(batch.boundary.data(), dim_, n_bnd).template cast<T>();
+    xi_ = network_input(Eigen::Map<const Matrix<double>>(batch.interior.data(), dim_, n_int));
+    xb_ = network_input(Eigen::Map<const Matrix<double>>(batch.boundary.data(), dim_, n_bnd));
     f_ = Eigen::Map<const Vector<double>>(batch.f.data(), n_int).template cast<T>();
     p_ = Eigen::Map<const Vector<double>>(batch.p.data(), n_bnd).template cast<T>();
     e_.resize(n_int);
@@ -204,9 +218,8 @@ class CpuMlpBackend final : public MlpBackend<T> {
       blk.start = k * kBlockPoints;
       blk.count = std::min(kBlockPoints, n - blk.start);
       const Eigen::Index nb = blk.count;
-      Matrix<T> x(d, nb);
-      for (Eigen::Index i = 0; i < nb; ++i)
-        for (int j = 0; j < d; ++j) x(j, i) = T(points[(blk.start + i) * d + j]);
+      const Matrix<T> x =
+          network_input(Eigen::Map<const Matrix<double>>(points.data() + blk.start * d, d, nb));
       const Matrix<T>& out = forward(blk, x);
       for (Eigen::Index i = 0; i < nb; ++i) {
         const Eigen::Index q = blk.start + i;
@@ -218,7 +231,14 @@ class CpuMlpBackend final : public MlpBackend<T> {
     }
   }
 
-  // Forward pass over one block from its points x (dim × count); returns the output layer's
+  // x' = scale ⊙ x + shift, column by column.
+  Matrix<T> network_input(const Eigen::Ref<const Matrix<double>>& x) const {
+    Matrix<T> out = x.template cast<T>();
+    out = (input_scale_.asDiagonal() * out).colwise() + input_shift_;
+    return out;
+  }
+
+  // Forward pass over one block from its mapped points x' (dim × count); returns the output layer's
   // pre-activation stack (1 × cols): u, ∂u/∂x_j, Δu for interior blocks, u for boundary ones.
   const Matrix<T>& forward(Block<T>& blk, const Matrix<T>& x) const {
     const int L = layers();
@@ -231,12 +251,12 @@ class CpuMlpBackend final : public MlpBackend<T> {
     blk.d2.resize(L - 1);
     blk.d3.resize(L - 1);
 
-    // Input stack: the coordinates, ∂x/∂x_j = e_j, Δx = 0.
+    // Input stack: x', ∂x'/∂x_j = scale_j e_j, Δx' = 0.
     Matrix<T>& x0 = blk.x[0];
     x0.setZero(d, cols);
     x0.leftCols(nb) = x;
     if (blk.interior)
-      for (int j = 0; j < d; ++j) x0.row(j).segment((1 + j) * nb, nb).setOnes();
+      for (int j = 0; j < d; ++j) x0.row(j).segment((1 + j) * nb, nb).setConstant(input_scale_[j]);
 
     for (int l = 1; l <= L; ++l) {
       Matrix<T>& p = blk.p[l - 1];
@@ -380,9 +400,10 @@ class CpuMlpBackend final : public MlpBackend<T> {
   std::vector<int> sizes_;
   Activation activation_;
   T penalty_;
+  Vector<T> input_shift_, input_scale_;           // x' = scale ⊙ x + shift
   std::vector<std::size_t> w_offset_, b_offset_;  // per weight layer 1 … L
   Vector<T> theta_, grad_, adam_m_, adam_v_;
-  Matrix<T> xi_, xb_;  // dim × N, dim × K
+  Matrix<T> xi_, xb_;  // mapped points x', dim × N and dim × K
   Vector<T> f_, p_, e_, b_;
   std::vector<Block<T>> blocks_;
 };

@@ -6,10 +6,19 @@
 // and the order of operations, which follows the CPU reference (kernels/cpu/cpu_backend.cpp)
 // method for method.
 //
-// Weight solves: A = MᵀM/N + λNᵀN/K is formed once per (centres, widths, batch) by two SYRKs
-// over the stored features (n·m² FLOPs, tensor-core friendly), so that each CG iteration is an
-// m × m GEMV instead of four n × m ones. Mathematically the CPU's operator; the rounding differs
-// at the level of the unit roundoff times |M|².
+// Weight solves: A = MᵀM/N + λNᵀN/K is formed once per (centres, widths, batch) — for m ≤ 128 by
+// gram kernels that never store the features, above by ONE SYRK over the scaled features
+// F' = diag(√(1/N), √(λ/K))·[M; N] (n·m² FLOPs, tensor-core DMMA) — so that each CG iteration is
+// an m × m product instead of four n × m ones. CG runs in one kernel (cg_small: one block, A in
+// registers; cg_grid: all SMs, one grid barrier per iteration), never returning to the host. The
+// residuals at the new weights are recomputed lazily (residual_vectors), as nothing in a cycle
+// reads them. Mathematically the CPU's operator; the rounding differs at the level of the unit
+// roundoff times |M|².
+//
+// gdcg_cycle: draw (NVRTC sampler) + GD steps + assembly + CG + a copy of the loss into pinned
+// memory are captured ONCE per (sizes, parameters, buffers) into a CUDA graph and replayed: one
+// launch and one synchronisation per cycle. The batch index reaches the sampler through a
+// pinned-memory copy node, so the graph is not re-instantiated per batch.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -17,12 +26,14 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/device_sampler.hpp"
 #include "kernels/cuda/launchers.hpp"
 
 namespace rbfpde {
@@ -31,6 +42,28 @@ namespace {
 using gpu::DeviceBuffer;
 using gpu::DeviceScalars;
 using gpu::PointsView;
+
+// cuBLAS workspace for graph capture (cuBLAS must not allocate while a stream is captured); the
+// size NVIDIA recommends for Hopper.
+constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
+// Graphs kept per backend: a trainer alternates at most between a drawing and a non-drawing cycle.
+constexpr std::size_t kMaxGraphs = 4;
+
+// Pinned host memory, for the copies captured in a graph.
+template <class V>
+class PinnedValue {
+ public:
+  PinnedValue() { CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), sizeof(V))); *ptr_ = V{}; }
+  ~PinnedValue() {
+    if (ptr_ && cudaFreeHost(ptr_) != cudaSuccess) std::fprintf(stderr, "rbfpde: cudaFreeHost failed\n");
+  }
+  PinnedValue(const PinnedValue&) = delete;
+  PinnedValue& operator=(const PinnedValue&) = delete;
+  V* get() { return ptr_; }
+
+ private:
+  V* ptr_ = nullptr;
+};
 
 // How often the multi-kernel CG path asks the host whether it has converged: a sync costs about
 // as much as a few iterations, so check rarely.
@@ -72,6 +105,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&cublas_));
     CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    cublas_workspace_.resize(kCublasWorkspaceBytes);
+    CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.data(), kCublasWorkspaceBytes));
     CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
     CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, stream_));
     scalars_.resize(1);
@@ -81,11 +116,16 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaMemcpyAsync(constants_.data(), host_constants, sizeof(host_constants),
                                cudaMemcpyHostToDevice, stream_));
     CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, sizeof(DeviceScalars), stream_));
+    barrier_.resize(2);
+    CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, barrier_.bytes(), stream_));
+    batch_index_.resize(1);
+    CUDA_CHECK(cudaMemsetAsync(batch_index_.data(), 0, batch_index_.bytes(), stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   ~CudaRbfBackend() override {
     // Destructors log instead of throwing.
+    drop_graphs();
     if (cusolver_ && cusolverDnDestroy(cusolver_) != CUSOLVER_STATUS_SUCCESS)
       std::fprintf(stderr, "rbfpde: cusolverDnDestroy failed\n");
     if (cublas_ && cublasDestroy(cublas_) != CUBLAS_STATUS_SUCCESS)
@@ -98,6 +138,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   std::string name() const override { return "cuda"; }
+  gpu::Stream stream() const { return stream_; }
   std::string device_name() const override { return device_name_; }
 
   void set_parameters(const RbfParameters<T>& params) override {
@@ -116,6 +157,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     theta_.resize(theta.size());
     upload(theta_.data(), theta);
     invalidate_features();
+    prepare_chunk_sums();
+    res_stale_ = true;
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -135,32 +178,83 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const std::size_t n_int = batch.f.size(), n_bnd = batch.p.size();
     if (batch.interior.size() != n_int * D || batch.boundary.size() != n_bnd * D)
       throw std::invalid_argument("inconsistent batch sizes");
-    if (n_int + n_bnd > std::size_t(std::numeric_limits<int>::max() / 4))
-      throw std::invalid_argument("collocation batch too large for the CUDA backend");
-    pts_.n_int = int(n_int);
-    pts_.n_bnd = int(n_bnd);
+    prepare_batch_buffers(n_int, n_bnd);
     const std::size_t n = n_int + n_bnd;
-    std::vector<T> x(n * D), target(n);
+    std::vector<T> x(n * D), target(n), normals(n_bnd * D, T(0));
     for (std::size_t i = 0; i < n_int * D; ++i) x[i] = T(batch.interior[i]);
     for (std::size_t i = 0; i < n_bnd * D; ++i) x[n_int * D + i] = T(batch.boundary[i]);
     for (std::size_t i = 0; i < n_int; ++i) target[i] = T(batch.f[i]);
     for (std::size_t i = 0; i < n_bnd; ++i) target[n_int + i] = T(batch.p[i]);
-    x_.resize(x.size());
-    target_.resize(n);
-    res_.resize(n);
-    partials_.resize(2 * std::size_t(gpu::residual_blocks(int(n))));
+    if (batch.normals.size() == n_bnd * D)
+      for (std::size_t i = 0; i < n_bnd * D; ++i) normals[i] = T(batch.normals[i]);
     upload(x_.data(), x);
     upload(target_.data(), target);
+    upload(normals_.data(), normals);
     if (n > 0) CUDA_CHECK(cudaMemsetAsync(res_.data(), 0, n * sizeof(T), stream_));
-    lm_prepared_ = false;
-    invalidate_features();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     host_batch_ = batch;
+    device_drawn_ = false;
   }
 
-  // A batch drawn on the device is copied back here when asked for; one set from the host is
-  // returned as given.
-  CollocationBatch batch() const override { return host_batch_; }
+  bool draws_batches() const override { return sampler_ != nullptr; }
+
+  void set_problem(const Problem& problem) override {
+    if (problem.dim() != D) throw std::invalid_argument("problem of the wrong dimension");
+    sampler_.reset();
+    drop_graphs();
+    sampler_ = std::make_unique<gpu::DeviceSampler>(problem, sizeof(T) == sizeof(double));
+  }
+
+  void draw_batch(std::uint64_t seed, std::uint64_t index, std::size_t n_interior,
+                  std::size_t n_boundary) override {
+    if (!sampler_) throw std::logic_error("draw_batch called before set_problem");
+    prepare_batch_buffers(n_interior, n_boundary);
+    *pinned_index_.get() = index;
+    CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), pinned_index_.get(), sizeof(std::uint64_t),
+                               cudaMemcpyHostToDevice, stream_));
+    enqueue_draw(seed);
+    // The pinned index may be rewritten by the next call: wait for the copy.
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // A batch drawn on the device is copied back here; one set from the host is returned as given.
+  CollocationBatch batch() const override {
+    if (!device_drawn_) return host_batch_;
+    const std::size_t n_int = std::size_t(pts_.n_int), n_bnd = std::size_t(pts_.n_bnd);
+    std::vector<T> x((n_int + n_bnd) * D), target(n_int + n_bnd), normals(n_bnd * D);
+    download(x, x_.data());
+    download(target, target_.data());
+    download(normals, normals_.data());
+    CollocationBatch b;
+    b.dim = D;
+    b.interior.assign(x.begin(), x.begin() + n_int * D);
+    b.boundary.assign(x.begin() + n_int * D, x.end());
+    b.f.assign(target.begin(), target.begin() + n_int);
+    b.p.assign(target.begin() + n_int, target.end());
+    b.normals.assign(normals.begin(), normals.end());
+    return b;
+  }
+
+  LossParts gdcg_cycle(const typename RbfBackend<T>::GdcgCycle& c) override {
+    if (c.draw && !sampler_) throw std::logic_error("gdcg_cycle draws but set_problem was not called");
+    if (c.draw) prepare_batch_buffers(c.n_interior, c.n_boundary);
+    if (m_ == 0 || pts_.rows() == 0 || (m_ > gpu::gram_max_neurons() && !gpu::cg_grid_supported(m_, sizeof(T))))
+      return RbfBackend<T>::gdcg_cycle(c);
+    prepare_solver_buffers();
+    const std::vector<double> key = graph_key(c);
+    cudaGraphExec_t exec = nullptr;
+    for (auto& g : graphs_)
+      if (g.key == key) exec = g.exec;
+    if (!exec) exec = capture_cycle(c, key);
+    *pinned_index_.get() = c.batch_index;
+    CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (c.draw) device_drawn_ = true;
+    lm_prepared_ = false;
+    invalidate_features();
+    res_stale_ = true;
+    return to_loss_parts(*pinned_scalars_.get());
+  }
 
   LossParts residuals() override {
     enqueue_residuals();
@@ -168,6 +262,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   void residual_vectors(std::vector<T>& e, std::vector<T>& b) const override {
+    // Residuals left stale by a weight solve are recomputed here (the only reader of them).
+    if (res_stale_) const_cast<CudaRbfBackend*>(this)->enqueue_residuals();
     std::vector<T> all(res_.size());
     download(all, res_.data());
     e.assign(all.begin(), all.begin() + pts_.n_int);
@@ -189,54 +285,15 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   LossParts gd_steps(int steps, T learning_rate) override {
-    enqueue_residuals();
-    for (int s = 0; s < steps; ++s) {
-      if (s > 0) enqueue_residuals();
-      gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
-                                 lam_k(), nullptr, true, learning_rate, min_width_);
-    }
-    invalidate_features();
+    enqueue_gd_steps(steps, learning_rate);
     return to_loss_parts(read_scalars());
   }
 
   CgResult solve_weights_cg(int max_iterations, T tolerance) override {
     CgResult result;
     if (m_ == 0) return result;
-    assemble_system();
-    gpu::CgState* state = cg_state(scalars_.data());
-    T* w = theta_.data();
-    if (m_ <= gpu::cg_single_block_max_neurons()) {
-      gpu::launch_cg_single_block<T>(stream_, a_sys_.data(), s_.data(), w, m_, max_iterations,
-                                     double(tolerance), state);
-    } else {
-      cg_r_.resize(m_);
-      cg_d_.resize(m_);
-      cg_ad_.resize(m_);
-      const T* one = constants_.data();
-      const T* zero = constants_.data() + 1;
-      const T* minus_one = constants_.data() + 2;
-      DevicePointerMode device_scalars(cublas_);
-      CUDA_CHECK(cudaMemcpyAsync(cg_r_.data(), s_.data(), m_ * sizeof(T), cudaMemcpyDeviceToDevice,
-                                 stream_));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, minus_one, a_sys_.data(), m_, w,
-                                   one, cg_r_.data()));
-      gpu::launch_cg_init<T>(stream_, s_.data(), cg_r_.data(), cg_d_.data(), m_, max_iterations,
-                             double(tolerance), state);
-      for (int it = 0; it < max_iterations; ++it) {
-        if (it > 0 && it % kCgCheckEvery == 0) {
-          int done = 0;
-          CUDA_CHECK(cudaMemcpyAsync(&done, cg_done_flag(scalars_.data()), sizeof(int),
-                                     cudaMemcpyDeviceToHost, stream_));
-          CUDA_CHECK(cudaStreamSynchronize(stream_));
-          if (done) break;
-        }
-        CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, one, a_sys_.data(), m_,
-                                     cg_d_.data(), zero, cg_ad_.data()));
-        gpu::launch_cg_step<T>(stream_, cg_ad_.data(), w, cg_r_.data(), cg_d_.data(), m_,
-                               max_iterations, state);
-      }
-    }
-    residuals_from_features();
+    prepare_solver_buffers();
+    enqueue_solve_cg(max_iterations, tolerance);
     const DeviceScalars scalars = read_scalars();
     const double s_norm = scalars.cg.s_norm;
     result.iterations = scalars.cg.iterations;
@@ -246,6 +303,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   void solve_weights_direct(T ridge) override {
     if (m_ == 0) return;
+    prepare_solver_buffers();
     assemble_system();
     const std::size_t mm = std::size_t(m_) * m_;
     factor_.resize(mm);
@@ -259,7 +317,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     // The CPU keeps the old weights when its solve is not finite; here also when Cholesky fails.
     gpu::launch_accept_weights<T>(stream_, solution_.data(), info_.data(), theta_.data(), m_,
                                   scalars_.data());
-    residuals_from_features();
+    res_stale_ = true;
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -372,11 +430,202 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   // e, b and the loss parts at the current θ, left on the device.
-  void enqueue_residuals() {
+  void enqueue_residuals(bool finalize = true) {
     gpu::launch_residuals<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
-                                res_.data(), partials_.data());
-    gpu::launch_loss_finalize(stream_, pts_, partials_.data(), gpu::residual_blocks(pts_.rows()),
-                              double(penalty_), scalars_.data());
+                                res_.data(), chunk_sums_.data(), partials_.data());
+    if (finalize)
+      gpu::launch_loss_finalize(stream_, pts_, partials_.data(), gpu::residual_blocks(pts_.rows()),
+                                double(penalty_), scalars_.data());
+    res_stale_ = false;
+  }
+
+  // `steps` GD steps; the loss before the last one ends in scalars_ (finalised by the gradient
+  // kernel, saving a launch per step).
+  void enqueue_gd_steps(int steps, T learning_rate) {
+    if (steps <= 0) {
+      enqueue_residuals();
+      return;
+    }
+    gpu::LossFinalize loss;
+    loss.partials = partials_.data();
+    loss.blocks = gpu::residual_blocks(pts_.rows());
+    loss.penalty = double(penalty_);
+    loss.scalars = scalars_.data();
+    for (int s = 0; s < steps; ++s) {
+      enqueue_residuals(false);
+      gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
+                                 lam_k(), nullptr, true, learning_rate, min_width_, &loss);
+    }
+    invalidate_features();
+    res_stale_ = true;
+  }
+
+  void enqueue_draw(std::uint64_t seed) {
+    sampler_->launch(stream_, batch_index_.data(), seed, pts_.n_int, pts_.n_bnd, x_.data(),
+                     target_.data(), normals_.data());
+    device_drawn_ = true;
+    lm_prepared_ = false;
+    invalidate_features();
+    res_stale_ = true;
+  }
+
+  // Sizes every buffer a batch of n_int + n_bnd rows needs (allocating only when growing).
+  void prepare_batch_buffers(std::size_t n_int, std::size_t n_bnd) {
+    if (n_int + n_bnd > std::size_t(std::numeric_limits<int>::max() / 4))
+      throw std::invalid_argument("collocation batch too large for the CUDA backend");
+    pts_.n_int = int(n_int);
+    pts_.n_bnd = int(n_bnd);
+    const std::size_t n = n_int + n_bnd;
+    x_.resize(n * D);
+    target_.resize(n);
+    res_.resize(n);
+    normals_.resize(n_bnd * D);
+    partials_.resize(2 * std::size_t(gpu::residual_blocks(int(n))));
+    prepare_chunk_sums();
+    lm_prepared_ = false;
+    invalidate_features();
+  }
+
+  void prepare_chunk_sums() {
+    const int chunks = gpu::residual_chunk_count(pts_.rows(), m_);
+    chunk_sums_.resize(chunks > 1 ? std::size_t(chunks) * pts_.rows() : 1);
+  }
+
+  // Sizes what the weight solves need for the current m and batch.
+  void prepare_solver_buffers() {
+    const int n = pts_.rows();
+    prepare_chunk_sums();
+    a_sys_.resize(std::size_t(m_) * m_);
+    s_.resize(m_);
+    if (m_ <= gpu::gram_max_neurons()) {
+      const int blocks = gpu::gram_blocks(n);
+      gram_a_.resize(std::size_t(blocks) * m_ * m_);
+      gram_s_.resize(std::size_t(blocks) * m_);
+    } else {
+      features_.resize(std::size_t(n) * m_);
+      scaled_target_.resize(n);
+      cg_ad_.resize(2 * std::size_t(m_));
+    }
+  }
+
+  // CG on the weights, entirely on the device (no host synchronisation: graph-capturable when m
+  // fits the one-kernel solvers).
+  void enqueue_solve_cg(int max_iterations, T tolerance) {
+    assemble_system();
+    gpu::CgState* state = cg_state(scalars_.data());
+    T* w = theta_.data();
+    if (m_ <= gpu::gram_max_neurons()) {
+      gpu::launch_cg_small<T>(stream_, a_sys_.data(), s_.data(), w, m_, max_iterations,
+                              double(tolerance), state);
+    } else if (gpu::cg_grid_supported(m_, sizeof(T))) {
+      gpu::launch_cg_grid<T>(stream_, a_sys_.data(), s_.data(), w, cg_ad_.data(), m_,
+                             max_iterations, double(tolerance), state, barrier_.data());
+    } else {
+      solve_cg_cublas(max_iterations, tolerance);
+    }
+    res_stale_ = true;
+  }
+
+  // Very large m: the CG's vector updates as kernels between cuBLAS GEMVs, checking convergence
+  // on the host every kCgCheckEvery iterations.
+  void solve_cg_cublas(int max_iterations, T tolerance) {
+    gpu::CgState* state = cg_state(scalars_.data());
+    T* w = theta_.data();
+    cg_r_.resize(m_);
+    cg_d_.resize(m_);
+    cg_ad_.resize(2 * std::size_t(m_));
+    const T* one = constants_.data();
+    const T* zero = constants_.data() + 1;
+    const T* minus_one = constants_.data() + 2;
+    DevicePointerMode device_scalars(cublas_);
+    CUDA_CHECK(cudaMemcpyAsync(cg_r_.data(), s_.data(), m_ * sizeof(T), cudaMemcpyDeviceToDevice,
+                               stream_));
+    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, minus_one, a_sys_.data(), m_, w,
+                                 one, cg_r_.data()));
+    gpu::launch_cg_init<T>(stream_, s_.data(), cg_r_.data(), cg_d_.data(), m_, max_iterations,
+                           double(tolerance), state);
+    for (int it = 0; it < max_iterations; ++it) {
+      if (it > 0 && it % kCgCheckEvery == 0) {
+        int done = 0;
+        CUDA_CHECK(cudaMemcpyAsync(&done, cg_done_flag(scalars_.data()), sizeof(int),
+                                   cudaMemcpyDeviceToHost, stream_));
+        CUDA_CHECK(cudaStreamSynchronize(stream_));
+        if (done) break;
+      }
+      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, one, a_sys_.data(), m_,
+                                   cg_d_.data(), zero, cg_ad_.data()));
+      gpu::launch_cg_step<T>(stream_, cg_ad_.data(), w, cg_r_.data(), cg_d_.data(), m_,
+                             max_iterations, state);
+    }
+  }
+
+  std::vector<double> graph_key(const typename RbfBackend<T>::GdcgCycle& c) const {
+    auto ptr = [](const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); };
+    return {double(c.draw),
+            double(c.draw ? c.seed : 0),
+            double(pts_.n_int),
+            double(pts_.n_bnd),
+            double(c.gd_steps),
+            double(c.learning_rate),
+            double(c.cg_iterations),
+            double(c.cg_tolerance),
+            double(m_),
+            ptr(sampler_.get()),
+            ptr(x_.data()),
+            ptr(target_.data()),
+            ptr(res_.data()),
+            ptr(normals_.data()),
+            ptr(partials_.data()),
+            ptr(chunk_sums_.data()),
+            ptr(theta_.data()),
+            ptr(features_.data()),
+            ptr(scaled_target_.data()),
+            ptr(a_sys_.data()),
+            ptr(s_.data()),
+            ptr(gram_a_.data()),
+            ptr(gram_s_.data()),
+            ptr(cg_ad_.data())};
+  }
+
+  cudaGraphExec_t capture_cycle(const typename RbfBackend<T>::GdcgCycle& c,
+                                const std::vector<double>& key) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+    cudaGraph_t graph = nullptr;
+    try {
+      if (c.draw) {
+        CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), pinned_index_.get(),
+                                   sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream_));
+        enqueue_draw(c.seed);
+      }
+      enqueue_gd_steps(c.gd_steps, c.learning_rate);
+      // The loss before the CG (the CG writes its own scalars after it in the same struct).
+      CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.get(), scalars_.data(), sizeof(DeviceScalars),
+                                 cudaMemcpyDeviceToHost, stream_));
+      enqueue_solve_cg(c.cg_iterations, c.cg_tolerance);
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    CUDA_CHECK(status);
+    if (graphs_.size() >= kMaxGraphs) {
+      cudaGraphExecDestroy(graphs_.front().exec);
+      graphs_.erase(graphs_.begin());
+    }
+    graphs_.push_back({key, exec});
+    return exec;
+  }
+
+  void drop_graphs() {
+    for (auto& g : graphs_)
+      if (g.exec && cudaGraphExecDestroy(g.exec) != cudaSuccess)
+        std::fprintf(stderr, "rbfpde: cudaGraphExecDestroy failed\n");
+    graphs_.clear();
   }
 
   DeviceScalars read_scalars() {
@@ -395,48 +644,33 @@ class CudaRbfBackend final : public RbfBackend<T> {
     return parts;
   }
 
-  // F (n × m) and the normal equations A = MᵀM/N + λNᵀN/K (full, symmetric), s = Mᵀf/N + λNᵀp/K.
+  // The normal equations A = MᵀM/N + λNᵀN/K (full, symmetric) and s = Mᵀf/N + λNᵀp/K.
   void assemble_system() {
-    const int n = pts_.rows();
-    if (!features_valid_) {
-      features_.resize(std::size_t(n) * m_);
-      gpu::launch_features<T, D>(stream_, pts_, x_.data(), theta_.data(), m_, features_.data());
-      features_valid_ = true;
-      system_valid_ = false;
-    }
     if (system_valid_) return;
-    a_sys_.resize(std::size_t(m_) * m_);
-    s_.resize(m_);
-    CUDA_CHECK(cudaMemsetAsync(a_sys_.data(), 0, a_sys_.bytes(), stream_));
-    CUDA_CHECK(cudaMemsetAsync(s_.data(), 0, s_.bytes(), stream_));
-    const T one = T(1), scale_interior = inv_n(), scale_boundary = lam_k();
-    const T* m_rows = features_.data();
-    const T* n_rows = features_.data() + pts_.n_int;
-    if (pts_.n_int > 0) {
-      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, pts_.n_int, &scale_interior, m_rows, n, &one,
-                                     a_sys_.data()));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, pts_.n_int, m_, &scale_interior, m_rows, n,
-                                   target_.data(), &one, s_.data()));
-    }
-    if (pts_.n_bnd > 0) {
-      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, pts_.n_bnd, &scale_boundary, n_rows, n, &one,
-                                     a_sys_.data()));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, pts_.n_bnd, m_, &scale_boundary, n_rows, n,
-                                   target_.data() + pts_.n_int, &one, s_.data()));
-    }
-    gpu::launch_symmetrize_lower<T>(stream_, a_sys_.data(), m_);
-    system_valid_ = true;
-  }
-
-  // res = F w − target from the stored features (the CPU's residuals_from_features).
-  void residuals_from_features() {
     const int n = pts_.rows();
-    if (n == 0) return;
-    CUDA_CHECK(cudaMemcpyAsync(res_.data(), target_.data(), n * sizeof(T), cudaMemcpyDeviceToDevice,
-                               stream_));
-    const T one = T(1), minus_one = T(-1);
-    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, n, m_, &one, features_.data(), n,
-                                 theta_.data(), &minus_one, res_.data()));
+    const T scale_interior = std::sqrt(inv_n()), scale_boundary = std::sqrt(lam_k());
+    if (m_ <= gpu::gram_max_neurons()) {
+      gpu::launch_gram<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
+                             scale_interior, scale_boundary, gram_a_.data(), gram_s_.data(),
+                             a_sys_.data(), s_.data());
+    } else {
+      gpu::launch_features<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
+                                 scale_interior, scale_boundary, features_.data(),
+                                 scaled_target_.data());
+      const T one = T(1), zero = T(0);
+      if (n > 0) {
+        CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, n, &one, features_.data(), n, &zero,
+                                       a_sys_.data()));
+        CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, m_, &one, features_.data(), n,
+                                     scaled_target_.data(), &zero, s_.data()));
+        gpu::launch_symmetrize_lower<T>(stream_, a_sys_.data(), m_);
+      } else {
+        CUDA_CHECK(cudaMemsetAsync(a_sys_.data(), 0, a_sys_.bytes(), stream_));
+        CUDA_CHECK(cudaMemsetAsync(s_.data(), 0, s_.bytes(), stream_));
+      }
+    }
+    features_valid_ = true;
+    system_valid_ = true;
   }
 
   // Cholesky of the lower triangle of `a` (overwritten) and solve in place; info_[0] holds
@@ -455,13 +689,28 @@ class CudaRbfBackend final : public RbfBackend<T> {
   cublasHandle_t cublas_ = nullptr;
   cusolverDnHandle_t cusolver_ = nullptr;
 
+  struct CachedGraph {
+    std::vector<double> key;
+    cudaGraphExec_t exec = nullptr;
+  };
+
   CollocationBatch host_batch_;
   int m_ = 0;
   PointsView pts_;
   bool features_valid_ = false, system_valid_ = false, lm_prepared_ = false;
+  bool device_drawn_ = false;
+  bool res_stale_ = false;  // res_ predates the last change of θ or batch
+  std::unique_ptr<gpu::DeviceSampler> sampler_;
+  std::vector<CachedGraph> graphs_;
+  PinnedValue<std::uint64_t> pinned_index_;
+  PinnedValue<DeviceScalars> pinned_scalars_;
 
   DeviceBuffer<T> theta_, theta0_, grad_;
-  DeviceBuffer<T> x_, target_, res_;
+  DeviceBuffer<T> x_, target_, res_, normals_, chunk_sums_;
+  DeviceBuffer<std::uint64_t> batch_index_;
+  DeviceBuffer<unsigned> barrier_;
+  DeviceBuffer<unsigned char> cublas_workspace_;
+  DeviceBuffer<T> gram_a_, gram_s_, scaled_target_;
   DeviceBuffer<double> partials_;
   DeviceBuffer<DeviceScalars> scalars_;
   DeviceBuffer<int> info_;
@@ -493,6 +742,19 @@ std::unique_ptr<RbfBackend<T>> make_cuda_backend(const BackendOptions& options) 
   throw std::invalid_argument("the CUDA backend supports 2 or 3 dimensions, got " +
                               std::to_string(options.dim));
 }
+
+namespace gpu {
+namespace {
+template <class T>
+Stream stream_of(RbfBackend<T>& backend) {
+  if (auto* b = dynamic_cast<const CudaRbfBackend<T, 2>*>(&backend)) return b->stream();
+  if (auto* b = dynamic_cast<const CudaRbfBackend<T, 3>*>(&backend)) return b->stream();
+  throw std::invalid_argument("backend_stream: not a CUDA backend");
+}
+}  // namespace
+Stream backend_stream(RbfBackend<double>& backend) { return stream_of(backend); }
+Stream backend_stream(RbfBackend<float>& backend) { return stream_of(backend); }
+}  // namespace gpu
 
 template std::unique_ptr<RbfBackend<double>> make_cuda_backend<double>(const BackendOptions&);
 template std::unique_ptr<RbfBackend<float>> make_cuda_backend<float>(const BackendOptions&);

@@ -2,13 +2,17 @@
 // from residuals already in memory, and optionally the gradient-descent step on c and a.
 //   ∂I/∂w_k = Σ e_i Δφ_k(x_i)/N + λ Σ b_j φ_k(x_j)/K
 //   ∂I/∂c_k = w_k (Σ e_i ∂Δφ_k/∂c /N + λ Σ b_j ∂φ_k/∂c /K), ∂I/∂a_k likewise with ∂/∂a.
-// Launch: one block of 256 threads per neuron; the threads stride over the rows, each keeping
-// 2(d+2) partial sums in registers, then one deterministic block reduction per sum (fixed tree,
-// no atomics). Block k alone reads and writes neuron k, so the step is applied in place.
-//   napkin math per call, n rows, m neurons: n·m Gaussians with all derivatives (≈ 50 FLOPs +
-//   one exp each) → ≈ 70·n·m FLOPs; reads n·(d+1)·sizeof(T) bytes per block (from L2: the batch,
-//   ≤ 2.4 MB at 73728 rows in 2D double, stays resident). At m = 4096, n = 73728: 2.1e10 FLOPs,
-//   ≈ 0.6 ms at the FP64 vector peak.
+// Launch: one block of 256 threads per NB neurons (NB = 4 when there are enough neurons to fill the
+// GPU, else 1): the threads stride over the rows, each point read once serves NB neurons held in
+// registers (register tiling: NB× less L2 traffic for the points and residuals), each thread keeps
+// NB·2(d+2) partial sums, reduced once per block (warp shuffles, then the warps in order: fixed
+// tree, no atomics). Block b alone reads and writes its neurons, so the step is applied in place.
+// 1/a is computed once per neuron (gaussian_terms_from_inverse), not per pair. Optionally block 0
+// also finalises the loss from the residual kernel's per-block partials (saves a launch per cycle).
+//   FLOPs counted per pair (an FMA as 2, exp as 20): r² 2d, Gaussian terms ≈ 24, exp 20, the
+//   (d+2) accumulations 2(d+2) and the d products diff·dc → 2D: 60, 3D: 66 FLOPs. Reads
+//   n·(d+1)·sizeof(T) bytes per block from L2 (the batch, ≤ 2.4 MB at 73728 rows in 2D double,
+//   stays resident). At m = 4096, n = 73728: 18 GFLOP, ≈ 0.55 ms at the FP64 vector peak.
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_reduce.cuh"
 #include "kernels/cuda/launchers.hpp"
@@ -18,56 +22,106 @@ namespace rbfpde::gpu {
 namespace {
 
 constexpr int kGradientThreads = 256;
+constexpr int kGradientWarps = kGradientThreads / 32;
 
-template <class T, int D>
+__device__ void finalize_loss(int n_int, int n_bnd, const double* __restrict__ partials, int blocks,
+                              double penalty, DeviceScalars* scalars, double* scratch) {
+  double se = 0, sb = 0;
+  for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
+    se += partials[2 * b];
+    sb += partials[2 * b + 1];
+  }
+  se = block_sum(se, scratch);
+  sb = block_sum(sb, scratch);
+  if (threadIdx.x == 0) {
+    const double n = double(n_int > 0 ? n_int : 1), k = double(n_bnd > 0 ? n_bnd : 1);
+    scalars->loss = 0.5 * se / n + 0.5 * penalty * sb / k;
+    scalars->rms_interior = sqrt(se / n);
+    scalars->rms_boundary = sqrt(sb / k);
+  }
+}
+
+template <class T, int D, int NB>
 __global__ void __launch_bounds__(kGradientThreads)
     gradient_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ res,
                     T* __restrict__ theta, int m, T inv_n, T lam_k, T* __restrict__ grad,
-                    bool apply_step, T learning_rate, T min_width) {
-  __shared__ T scratch[32];
-  const int k = blockIdx.x;
-  T c[D];
-  for (int j = 0; j < D; ++j) c[j] = theta[m + k * D + j];
-  const T a = theta[m * (D + 1) + k];
-  const T w = theta[k];
-  T sw_i = T(0), sa_i = T(0), sw_b = T(0), sa_b = T(0), sc_i[D], sc_b[D];
-  for (int j = 0; j < D; ++j) sc_i[j] = sc_b[j] = T(0);
-  for (int row = threadIdx.x; row < rows; row += blockDim.x) {
-    T xr[D], diff[D];
+                    bool apply_step, T learning_rate, T min_width, const double* loss_partials,
+                    int loss_blocks, double penalty, DeviceScalars* scalars) {
+  constexpr int V = 2 * (D + 2);  // per neuron: interior (w, a, c[D]) then boundary (w, a, c[D])
+  __shared__ T reduce[kGradientWarps][NB * V];
+  __shared__ T totals[NB * V];
+  __shared__ double scratch[32];
+  if (scalars != nullptr && blockIdx.x == 0)
+    finalize_loss(n_int, rows - n_int, loss_partials, loss_blocks, penalty, scalars, scratch);
+  const int k0 = blockIdx.x * NB;
+  T c[NB][D], inv_a[NB], acc[NB][V];
+#pragma unroll
+  for (int q = 0; q < NB; ++q) {
+    const int k = min(k0 + q, m - 1);  // a padding neuron repeats the last one; never written
+#pragma unroll
+    for (int j = 0; j < D; ++j) c[q][j] = theta[m + k * D + j];
+    inv_a[q] = T(1) / theta[m * (D + 1) + k];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[q][v] = T(0);
+  }
+  for (int row = threadIdx.x; row < rows; row += kGradientThreads) {
+    T xr[D];
+#pragma unroll
     for (int j = 0; j < D; ++j) xr[j] = x[std::size_t(row) * D + j];
-    const T r2 = squared_distance<D>(xr, c, diff);
-    const NeuronTerms<T> t = gaussian_terms<D>(r2, a);
     const T r = res[row];
-    if (row < n_int) {
-      sw_i += r * t.lap;
-      sa_i += r * t.lap_da;
-      for (int j = 0; j < D; ++j) sc_i[j] += r * t.lap_dc * diff[j];
-    } else {
-      sw_b += r * t.phi;
-      sa_b += r * t.phi_da;
-      for (int j = 0; j < D; ++j) sc_b[j] += r * t.phi_dc * diff[j];
+    const bool interior = row < n_int;
+#pragma unroll
+    for (int q = 0; q < NB; ++q) {
+      T diff[D];
+      const T r2 = squared_distance<D>(xr, c[q], diff);
+      const NeuronTerms<T> t = gaussian_terms_from_inverse<D>(r2, inv_a[q]);
+      if (interior) {
+        acc[q][0] += r * t.lap;
+        acc[q][1] += r * t.lap_da;
+        const T rdc = r * t.lap_dc;
+#pragma unroll
+        for (int j = 0; j < D; ++j) acc[q][2 + j] += rdc * diff[j];
+      } else {
+        acc[q][D + 2] += r * t.phi;
+        acc[q][D + 3] += r * t.phi_da;
+        const T rdc = r * t.phi_dc;
+#pragma unroll
+        for (int j = 0; j < D; ++j) acc[q][D + 4 + j] += rdc * diff[j];
+      }
     }
   }
-  sw_i = block_sum(sw_i, scratch);
-  sa_i = block_sum(sa_i, scratch);
-  sw_b = block_sum(sw_b, scratch);
-  sa_b = block_sum(sa_b, scratch);
-  for (int j = 0; j < D; ++j) {
-    sc_i[j] = block_sum(sc_i[j], scratch);
-    sc_b[j] = block_sum(sc_b[j], scratch);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int q = 0; q < NB; ++q)
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const T s = warp_sum(acc[q][v]);
+      if (lane == 0) reduce[warp][q * V + v] = s;
+    }
+  __syncthreads();
+  if (threadIdx.x < NB * V) {
+    T s = T(0);
+    for (int w = 0; w < kGradientWarps; ++w) s += reduce[w][threadIdx.x];
+    totals[threadIdx.x] = s;
   }
-  if (threadIdx.x != 0) return;
-  const T gw = sw_i * inv_n + sw_b * lam_k;
-  const T ga = w * (sa_i * inv_n + sa_b * lam_k);
+  __syncthreads();
+  if (threadIdx.x >= NB) return;
+  const int q = threadIdx.x, k = k0 + q;
+  if (k >= m) return;
+  const T* sum = &totals[q * V];
+  const T w = theta[k];
+  const T a = theta[m * (D + 1) + k];
+  const T gw = sum[0] * inv_n + sum[D + 2] * lam_k;
+  const T ga = w * (sum[1] * inv_n + sum[D + 3] * lam_k);
   T gc[D];
-  for (int j = 0; j < D; ++j) gc[j] = w * (sc_i[j] * inv_n + sc_b[j] * lam_k);
+  for (int j = 0; j < D; ++j) gc[j] = w * (sum[2 + j] * inv_n + sum[D + 4 + j] * lam_k);
   if (grad) {
     grad[k] = gw;
     for (int j = 0; j < D; ++j) grad[m + k * D + j] = gc[j];
     grad[m * (D + 1) + k] = ga;
   }
   if (apply_step) {
-    for (int j = 0; j < D; ++j) theta[m + k * D + j] = c[j] - learning_rate * gc[j];
+    for (int j = 0; j < D; ++j) theta[m + k * D + j] = c[q][j] - learning_rate * gc[j];
     T a_new = a - learning_rate * ga;
     if (a_new < min_width) a_new = min_width;  // a comparison, not fmax: NaN stays NaN
     theta[m * (D + 1) + k] = a_new;
@@ -76,19 +130,33 @@ __global__ void __launch_bounds__(kGradientThreads)
 
 }  // namespace
 
+// Neurons per block: 4 once that still gives about two blocks per SM of a large GPU.
+constexpr int kWideMinNeurons = 1024;
+
 template <class T, int D>
 void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T* theta, int m,
-                     T inv_n, T lam_k, T* grad, bool apply_step, T learning_rate, T min_width) {
+                     T inv_n, T lam_k, T* grad, bool apply_step, T learning_rate, T min_width,
+                     const LossFinalize* loss) {
   if (m == 0) return;
-  gradient_kernel<T, D><<<m, kGradientThreads, 0, stream>>>(pts.n_int, pts.rows(), x, res, theta, m,
-                                                            inv_n, lam_k, grad, apply_step,
-                                                            learning_rate, min_width);
+  const double* partials = loss ? loss->partials : nullptr;
+  const int blocks = loss ? loss->blocks : 0;
+  const double penalty = loss ? loss->penalty : 0.0;
+  DeviceScalars* scalars = loss ? loss->scalars : nullptr;
+  if (m >= kWideMinNeurons) {
+    gradient_kernel<T, D, 4><<<(m + 3) / 4, kGradientThreads, 0, stream>>>(
+        pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k, grad, apply_step, learning_rate,
+        min_width, partials, blocks, penalty, scalars);
+  } else {
+    gradient_kernel<T, D, 1><<<m, kGradientThreads, 0, stream>>>(
+        pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k, grad, apply_step, learning_rate,
+        min_width, partials, blocks, penalty, scalars);
+  }
   CUDA_CHECK_LAUNCH("gradient_kernel");
 }
 
 #define RBFPDE_INSTANTIATE(T, D)                                                                 \
   template void launch_gradient<T, D>(Stream, PointsView, const T*, const T*, T*, int, T, T, T*, \
-                                      bool, T, T);
+                                      bool, T, T, const LossFinalize*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
 RBFPDE_INSTANTIATE(double, 2)

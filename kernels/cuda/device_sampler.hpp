@@ -1,0 +1,46 @@
+// Collocation batches drawn on the device. For one Problem, a kernel is generated as CUDA source
+// (domain mapping, f, boundary values and `where` translated by expression_to_c) and compiled at
+// run time with NVRTC; it writes points, targets and normals straight into the backend's batch
+// buffers, so that no batch crosses the bus. No CUDA types here.
+//
+// Random numbers: cuRAND's Philox4x32-10, curand_init(seed, subsequence, offset) with
+// subsequence = point index (interior i → i, boundary j → 2³² + j) and offset = 16 · batch index
+// (a point uses at most 8 of its 16 32-bit draws per batch). The batch index is read from device
+// memory, so that a captured CUDA graph replays with the index the host (or a kernel) wrote there.
+// Same (seed, index) → same batch, bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/cuda/launchers.hpp"
+#include "problems/problem.hpp"
+
+namespace rbfpde::gpu {
+
+// The generated CUDA source (exposed for tests and for error messages).
+std::string sampler_source(const Problem& problem, bool double_precision);
+
+class DeviceSampler {
+ public:
+  // Generates and compiles the sampler of `problem` for the current device. Throws
+  // std::runtime_error (with NVRTC's log) when it cannot. Compiled images are cached per source
+  // for the process's lifetime: a second backend for the same problem compiles nothing.
+  DeviceSampler(const Problem& problem, bool double_precision);
+  ~DeviceSampler();
+  DeviceSampler(const DeviceSampler&) = delete;
+  DeviceSampler& operator=(const DeviceSampler&) = delete;
+
+  int dim() const;
+  // x: (n_int + n_bnd) × dim row-major, interior rows first; target: [f (n_int) | p (n_bnd)];
+  // normals: n_bnd × dim. Scalars are float or double as constructed. index: device pointer.
+  void launch(Stream stream, const std::uint64_t* index, std::uint64_t seed, int n_int, int n_bnd,
+              void* x, void* target, void* normals) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rbfpde::gpu

@@ -1,0 +1,145 @@
+#include "solver/train/mlp_trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+namespace rbfpde {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+bool finite(const LossParts& l) { return std::isfinite(l.loss); }
+
+// The RBF trainer's rule (rbf_trainer.cpp): a loss that stays above kExplosionFactor times the
+// initial one for kExplosionCycles cycles in a row is divergence, a single spike is not.
+constexpr double kExplosionFactor = 1e10;
+constexpr int kExplosionCycles = 20;
+
+template <class T>
+bool all_finite(const std::vector<T>& p) {
+  for (T x : p)
+    if (!std::isfinite(double(x))) return false;
+  return true;
+}
+
+}  // namespace
+
+template <class T>
+MlpTrainer<T>::MlpTrainer(const Config& config, const Problem& problem, MlpBackend<T>& backend)
+    : config_(config), problem_(problem), backend_(backend), rng_(config.training.seed) {}
+
+template <class T>
+void MlpTrainer<T>::draw_batch(PhaseTimes& times) {
+  auto t0 = Clock::now();
+  problem_.sample(rng_, std::size_t(config_.training.points_interior),
+                  std::size_t(config_.training.points_boundary), batch_);
+  times.sampling += since(t0);
+  t0 = Clock::now();
+  backend_.set_batch(batch_);
+  times.upload += since(t0);
+}
+
+template <class T>
+TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpReportFn<T>& report,
+                                  const StopFn& should_stop) {
+  const TrainingConfig& tc = config_.training;
+  const AdamConstants adam;
+  TrainOutcome out;
+  const auto start = Clock::now();
+
+  std::vector<T> last_good(initial.begin(), initial.end());
+  backend_.set_parameters(last_good);
+  draw_batch(out.times);
+  LossParts loss = backend_.residuals();
+  const int report_every = std::max(1, config_.output.report_every);
+
+  const double reference_loss = loss.loss;
+  int exploded_cycles = 0;
+  auto diverged = [&](const LossParts& l) {
+    if (!finite(l)) return true;
+    exploded_cycles =
+        l.loss > kExplosionFactor * reference_loss && l.loss > 1.0 ? exploded_cycles + 1 : 0;
+    return exploded_cycles >= kExplosionCycles;
+  };
+  auto diverge = [&](const std::string& why) {
+    out.diverged = true;
+    out.stop_reason = "diverged";
+    out.divergence = why;
+  };
+  auto loss_text = [](const LossParts& l) {
+    return std::isfinite(l.loss) ? "loss " + std::to_string(l.loss) + " exploded"
+                                 : std::string("non-finite loss");
+  };
+  if (diverged(loss)) diverge(loss_text(loss) + " at the initial parameters");
+
+  long cycle = 0;
+  while (!out.diverged && cycle < tc.max_cycles) {
+    if (cycle > 0 && cycle % tc.resample_every == 0) draw_batch(out.times);
+    ++cycle;
+    auto t0 = Clock::now();
+    // The loss at the parameters before this step, on the current batch, drives stopping (as
+    // gd_steps does for gdcg): it costs nothing extra, the gradient pass computes it.
+    loss = backend_.loss_and_gradient();
+    if (diverged(loss)) {
+      out.times.gd += since(t0);
+      diverge(loss_text(loss) + " (cycle " + std::to_string(cycle) + ")");
+      backend_.set_parameters(last_good);
+      loss = backend_.residuals();
+      break;
+    }
+    const double lr = adam_learning_rate(tc, cycle - 1);
+    backend_.adam_step(T(lr), T(adam.beta1), T(adam.beta2), T(adam.epsilon), cycle);
+    out.times.gd += since(t0);
+
+    const double seconds = since(start);
+    if (loss.loss < tc.tolerance) out.stop_reason = "tolerance";
+    if (tc.time_limit > 0 && seconds >= tc.time_limit && out.stop_reason.empty())
+      out.stop_reason = "time_limit";
+    if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";
+    if (!out.stop_reason.empty()) break;
+
+    if (cycle % report_every == 0 && cycle < tc.max_cycles) {
+      t0 = Clock::now();
+      // The report shows the loss of the parameters after the step, on the current batch.
+      const LossParts now = backend_.residuals();
+      std::vector<T> params = backend_.parameters();
+      if (!finite(now) || !all_finite(params)) {
+        diverge("non-finite parameters or loss at the report of cycle " + std::to_string(cycle));
+        backend_.set_parameters(last_good);
+        break;
+      }
+      last_good = std::move(params);
+      const bool go_on = report(cycle, seconds, now, backend_, false);
+      out.times.report += since(t0);
+      if (!go_on) {
+        out.stop_reason = "interrupted";
+        break;
+      }
+    }
+  }
+  if (out.stop_reason.empty()) out.stop_reason = "max_cycles";
+  out.cycles = cycle;
+  auto t0 = Clock::now();
+  out.loss = backend_.residuals();
+  if (!out.diverged && !(finite(out.loss) && all_finite(backend_.parameters()))) {
+    // The last step (after the last report) blew up: fall back like any other divergence.
+    diverge("non-finite parameters or loss after the last step (cycle " + std::to_string(cycle) +
+            ")");
+    backend_.set_parameters(last_good);
+    out.loss = backend_.residuals();
+  }
+  out.seconds = since(start);
+  report(cycle, out.seconds, out.loss, backend_, true);
+  out.times.report += since(t0);
+  return out;
+}
+
+template class MlpTrainer<double>;
+template class MlpTrainer<float>;
+
+}  // namespace rbfpde

@@ -1,0 +1,90 @@
+#include "solver/train/solve_mlp.hpp"
+
+#include <chrono>
+
+#include "solver/train/mlp_model.hpp"
+#include "solver/train/mlp_trainer.hpp"
+
+namespace rbfpde {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class T>
+SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
+                            const SolveOptions& options, std::string backend_name) {
+  if (options.resume)
+    throw InputError(SourceLoc{config.file, 0, 0}, "model.type",
+                     "--resume is not available for the MLP (it writes no checkpoint)");
+  if (!config.model.init_from.empty())
+    throw InputError(config.model.init_from_loc, "model.init.from",
+                     "starting from a model file is not available for the MLP");
+  RunOutput output(config, problem, options);
+  if (backend_name == "cuda" && !cuda_mlp_backend_built()) {
+    output.note("note: this build has no CUDA MLP backend: training the MLP on the CPU");
+    backend_name = "cpu";
+  }
+  SolveResult result;
+  result.model = "mlp";
+  result.backend = backend_name;
+  result.precision = config.compute.precision;
+  result.directory = config.output.directory;
+
+  const MlpShape shape = mlp_shape(config.model, problem.domain());
+  const MlpOptions mopt = mlp_backend_options(shape, config.training.penalty);
+  std::unique_ptr<MlpBackend<T>> backend =
+      backend_name == "cuda" ? make_cuda_mlp_backend<T>(mopt) : make_cpu_mlp_backend<T>(mopt);
+  result.device = backend->device_name();
+
+  // The initial weights come from their own stream, so that the batches drawn from the
+  // training seed are the same whatever the network's size (as for the RBF centres).
+  Rng init_rng(config.training.seed ^ 0x9e3779b97f4a7c15ULL);
+  const std::vector<double> initial = initial_mlp_parameters(shape, init_rng);
+  output.create_directory();
+
+  std::vector<double> u, lap;
+  ErrorNorms last_errors;
+  MlpTrainer<T> trainer(config, problem, *backend);
+  const MlpReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
+                                    MlpBackend<T>& be, bool final) {
+    be.evaluate(output.grid().points, u, lap);
+    last_errors = output.report(cycle, seconds, loss, u, lap, final);
+    return true;
+  };
+  result.outcome = trainer.train(initial, report, options.should_stop);
+
+  // The final report left u and Δu of the final parameters on the grid.
+  const auto t0 = Clock::now();
+  const std::vector<T> params = backend->parameters();
+  result.parameters = static_cast<long long>(params.size());
+  result.errors = last_errors;
+  output.write_history();
+  write_mlp_model_yaml(output.directory() / "model.yaml", shape, params, config, backend_name);
+  output.write_solution(u, lap);
+  std::vector<T> e, b;
+  backend->residual_vectors(e, b);
+  output.write_collocation(trainer.batch(), std::vector<double>(e.begin(), e.end()),
+                           std::vector<double>(b.begin(), b.end()));
+  result.seconds_output = std::chrono::duration<double>(Clock::now() - t0).count();
+  result.exit_code = result.outcome.diverged ? 3 : 0;
+
+  Json counts = Json::object();
+  Json layers = Json::array();
+  for (int w : shape.hidden) layers.push(w);
+  counts.set("layers", layers);
+  counts.set("activation", shape.activation);
+  output.write_summary(result, counts);
+  output.print_result(result);
+  return result;
+}
+
+}  // namespace
+
+SolveResult solve_mlp(const Config& config, const Problem& problem, const SolveOptions& options,
+                      const std::string& backend) {
+  if (config.compute.precision == "float")
+    return solve_mlp_typed<float>(config, problem, options, backend);
+  return solve_mlp_typed<double>(config, problem, options, backend);
+}
+
+}  // namespace rbfpde
