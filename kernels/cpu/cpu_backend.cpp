@@ -14,6 +14,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Dense>
 
+#include "kernels/cpu/cpu_info.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/rbf_math.hpp"
 
@@ -24,18 +25,6 @@ template <class T>
 using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <class T>
 using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
-
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto pos = line.find(':');
-      if (pos != std::string::npos) return line.substr(pos + 2);
-    }
-  }
-  return "CPU";
-}
 
 // Below this many point-neuron pairs a loop runs on one thread: thread start-up and barriers
 // would cost more than the work (the seed problem's 224 × 64 runs faster serially).

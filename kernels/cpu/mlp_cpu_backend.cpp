@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/cpu_info.hpp"
 #include "kernels/mlp_backend.hpp"
 #include "kernels/mlp_math.hpp"
 
@@ -47,18 +48,6 @@ using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 constexpr Eigen::Index kBlockPoints = 96;
 // Below this many point-parameter products a pass runs on one thread.
 constexpr double kParallelWork = 2e5;
-
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto pos = line.find(':');
-      if (pos != std::string::npos) return line.substr(pos + 2);
-    }
-  }
-  return "CPU";
-}
 
 // One block of points and everything its forward pass leaves for the backward pass.
 template <class T>

@@ -1,5 +1,8 @@
 #include "solver/train/mlp_trainer.hpp"
 
+#include "solver/train/training_rules.hpp"
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -7,18 +10,7 @@
 namespace rbfpde {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-bool finite(const LossParts& l) { return std::isfinite(l.loss); }
-
-// The RBF trainer's rule (rbf_trainer.cpp): a loss that stays above kExplosionFactor times the
-// initial one for kExplosionCycles cycles in a row is divergence, a single spike is not.
-constexpr double kExplosionFactor = 1e10;
-constexpr int kExplosionCycles = 20;
+using namespace training_rules;
 
 template <class T>
 bool all_finite(const std::vector<T>& p) {
@@ -62,9 +54,7 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
   int exploded_cycles = 0;
   auto diverged = [&](const LossParts& l) {
     if (!finite(l)) return true;
-    exploded_cycles =
-        l.loss > kExplosionFactor * reference_loss && l.loss > 1.0 ? exploded_cycles + 1 : 0;
-    return exploded_cycles >= kExplosionCycles;
+    return exploded(l.loss, reference_loss, exploded_cycles);
   };
   auto diverge = [&](const std::string& why) {
     out.diverged = true;
@@ -77,27 +67,44 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
   };
   if (diverged(loss)) diverge(loss_text(loss) + " at the initial parameters");
 
+  // Steps run in chunks of at most steps_per_sync() (1 on the CPU: step by step), a chunk
+  // ending before the next batch draw and the next report, so that the checks below see every
+  // step's loss in order; time and interruption are checked once per chunk.
+  const int per_sync = std::max(1, backend_.steps_per_sync());
+  std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
+  std::vector<LossParts> losses;
   long cycle = 0;
   while (!out.diverged && cycle < tc.max_cycles) {
     if (cycle > 0 && cycle % tc.resample_every == 0) draw_batch(out.times);
-    ++cycle;
+    long k = std::min<long>(per_sync, tc.max_cycles - cycle);
+    k = std::min<long>(k, tc.resample_every - cycle % tc.resample_every);
+    k = std::min<long>(k, report_every - cycle % report_every);
+    steps.clear();
+    for (long i = 0; i < k; ++i)
+      steps.push_back({T(adam_learning_rate(tc, cycle + i)), cycle + i + 1});
     auto t0 = Clock::now();
-    // The loss at the parameters before this step, on the current batch, drives stopping (as
+    // The loss at the parameters before each step, on the current batch, drives stopping (as
     // gd_steps does for gdcg): it costs nothing extra, the gradient pass computes it.
-    loss = backend_.loss_and_gradient();
-    if (diverged(loss)) {
-      out.times.gd += since(t0);
-      diverge(loss_text(loss) + " (cycle " + std::to_string(cycle) + ")");
-      backend_.set_parameters(last_good);
-      loss = backend_.residuals();
-      break;
-    }
-    const double lr = adam_learning_rate(tc, cycle - 1);
-    backend_.adam_step(T(lr), T(adam.beta1), T(adam.beta2), T(adam.epsilon), cycle);
+    losses.clear();
+    backend_.train_steps(steps, T(adam.beta1), T(adam.beta2), T(adam.epsilon), tc.tolerance,
+                         losses);
     out.times.gd += since(t0);
-
     const double seconds = since(start);
-    if (loss.loss < tc.tolerance) out.stop_reason = "tolerance";
+    for (std::size_t i = 0; i < losses.size(); ++i) {
+      ++cycle;
+      loss = losses[i];
+      if (diverged(loss)) {
+        diverge(loss_text(loss) + " (cycle " + std::to_string(cycle) + ")");
+        backend_.set_parameters(last_good);
+        loss = backend_.residuals();
+        break;
+      }
+      if (loss.loss < tc.tolerance) {
+        out.stop_reason = "tolerance";
+        break;
+      }
+    }
+    if (out.diverged) break;
     if (tc.time_limit > 0 && seconds >= tc.time_limit && out.stop_reason.empty())
       out.stop_reason = "time_limit";
     if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";

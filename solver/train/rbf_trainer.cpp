@@ -4,23 +4,13 @@
 #include <cmath>
 
 #include "solver/train/rbf_model.hpp"
+#include "solver/train/training_rules.hpp"
 
 namespace rbfpde {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace training_rules;
 
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-bool finite(const LossParts& l) { return std::isfinite(l.loss); }
-
-// A loss above kExplosionFactor × the initial one for kExplosionCycles cycles in a row is
-// divergence. A single spike is not: on a fresh batch the loss of a network fitted to the last
-// one can jump and recover.
-constexpr double kExplosionFactor = 1e10;
-constexpr int kExplosionCycles = 20;
 // A centre this many bounding-box diagonals outside the box contributes exp(−10⁴) at most:
 // only an exploded step puts it there.
 constexpr double kCentreEscape = 100;
@@ -188,10 +178,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       diverge("the loss became NaN or infinite at cycle " + std::to_string(state_.cycle));
       break;
     }
-    state_.exploded_cycles = loss.loss > kExplosionFactor * state_.reference_loss && loss.loss > 1.0
-                                 ? state_.exploded_cycles + 1
-                                 : 0;
-    if (state_.exploded_cycles >= kExplosionCycles) {
+    if (exploded(loss.loss, state_.reference_loss, state_.exploded_cycles)) {
       diverge("the loss stayed above 1e10 times its initial value for " +
               std::to_string(kExplosionCycles) + " cycles");
       break;

@@ -71,15 +71,10 @@ struct RunResult {
   std::string out, err;
 };
 
-// Runs RBFPDE_BINARY with `args` in the working directory `cwd`; stdin is /dev/null, stdout and
-// stderr go to files outside `cwd` (so they are not terminals and do not show up in its listing).
-inline RunResult run_rbfpde(const std::vector<std::string>& args, const fs::path& cwd) {
-  static int counter = 0;
-  const fs::path capture = fs::path(RBFPDE_TEST_TMP) / "capture";
-  fs::create_directories(capture);
-  const std::string stem = std::to_string(::getpid()) + "." + std::to_string(counter++);
-  const fs::path out_path = capture / (stem + ".out"), err_path = capture / (stem + ".err");
-
+// Starts RBFPDE_BINARY with `args` in the working directory `cwd`; stdin is /dev/null, stdout
+// and stderr go to the given files. Returns the child's pid.
+inline pid_t spawn_rbfpde(const std::vector<std::string>& args, const fs::path& cwd,
+                          const fs::path& out_path, const fs::path& err_path) {
   std::vector<std::string> argv_storage;
   argv_storage.push_back(RBFPDE_BINARY);
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
@@ -100,12 +95,29 @@ inline RunResult run_rbfpde(const std::vector<std::string>& args, const fs::path
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
+  return pid;
+}
+
+// Waits for `pid`: its exit status, or 128 + the signal that ended it.
+inline int wait_exit(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
   }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Runs RBFPDE_BINARY with `args` in the working directory `cwd`; stdin is /dev/null, stdout and
+// stderr go to files outside `cwd` (so they are not terminals and do not show up in its listing).
+inline RunResult run_rbfpde(const std::vector<std::string>& args, const fs::path& cwd) {
+  static int counter = 0;
+  const fs::path capture = fs::path(RBFPDE_TEST_TMP) / "capture";
+  fs::create_directories(capture);
+  const std::string stem = std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const fs::path out_path = capture / (stem + ".out"), err_path = capture / (stem + ".err");
+  const int code = wait_exit(spawn_rbfpde(args, cwd, out_path, err_path));
   RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.exit_code = code;
   r.out = read_text(out_path);
   r.err = read_text(err_path);
   fs::remove(out_path);

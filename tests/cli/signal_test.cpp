@@ -18,34 +18,6 @@ namespace {
 
 using namespace rbfpde::cli_test;
 
-// Starts `rbfpde args...` in `cwd` with stderr into `err_path`; returns the pid.
-pid_t spawn(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& err_path) {
-  std::vector<std::string> storage{RBFPDE_BINARY};
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open("/dev/null", O_WRONLY);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 ||
-        ::dup2(err, 2) < 0 || ::chdir(cwd.c_str()) != 0)
-      ::_exit(126);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // Interrupts a long LM run once it has reported, then resumes it and compares with a run that
 // was never interrupted.
 void interrupt_and_resume(int sig) {
@@ -55,7 +27,7 @@ void interrupt_and_resume(int sig) {
       "directory: run");
   write_text(tmp / "c.yaml", config);
   const fs::path err_path = tmp / "stderr.txt";
-  const pid_t pid = spawn({"solve", "c.yaml"}, tmp.path(), err_path);
+  const pid_t pid = spawn_rbfpde({"solve", "c.yaml"}, tmp.path(), "/dev/null", err_path);
   // Wait for the first progress line: training is under way.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   auto progress = [&] { return fs::exists(err_path) ? read_text(err_path) : std::string(); };
