@@ -20,6 +20,12 @@ namespace fs = std::filesystem;
 
 const std::string kTmp = RBFPDE_TEST_TMP;
 
+// Each test its own directory: ctest -j runs tests side by side.
+std::filesystem::path compare_dir() {
+  return std::filesystem::path(kTmp) /
+         (std::string("compare_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+}
+
 // The seed config cut to 2500 of its 4500 Adam steps, to keep the test near a minute on two
 // cores: measured 5.2e-2 (the full config: 2.0e-2); the bound is about 3× that.
 
@@ -130,7 +136,7 @@ TEST(MlpSolve, DivergenceStopsAndKeepsTheLastFiniteNetwork) {
 }
 
 std::string write_config(const std::string& name, const std::string& method, long cycles) {
-  const fs::path path = fs::path(kTmp) / "compare" / (name + ".yaml");
+  const fs::path path = compare_dir() / (name + ".yaml");
   fs::create_directories(path.parent_path());
   std::ofstream out(path);
   out << "name: " << name << "\n"
@@ -141,13 +147,13 @@ std::string write_config(const std::string& name, const std::string& method, lon
       << "model: {type: rbf, neurons: 16}\n"
       << "training: {method: " << method << ", max_cycles: " << cycles << "}\n"
       << "compute: {backend: cpu}\n"
-      << "output: {directory: " << (fs::path(kTmp) / "compare" / "out" / name).string()
+      << "output: {directory: " << (compare_dir() / "out" / name).string()
       << ", resolution: [21, 21]}\n";
   return path.string();
 }
 
 TEST(Compare, RunsEveryConfigAndWritesOneTableAndCsv) {
-  fs::remove_all(fs::path(kTmp) / "compare");
+  fs::remove_all(compare_dir());
   const std::string a = write_config("tiny_gdcg", "gdcg", 20);
   const std::string b = write_config("tiny_lm", "lm", 10);
   SolveOptions options;
@@ -155,7 +161,7 @@ TEST(Compare, RunsEveryConfigAndWritesOneTableAndCsv) {
   std::ostringstream table;
   const int code = run_compare({a, b}, {}, options, table);
   EXPECT_EQ(code, 0);
-  const fs::path csv = fs::path(kTmp) / "compare" / "out" / "comparison_tiny_gdcg_vs_tiny_lm.csv";
+  const fs::path csv = compare_dir() / "out" / "comparison_tiny_gdcg_vs_tiny_lm.csv";
   ASSERT_TRUE(fs::exists(csv));
   const std::string text = read_text(csv);
   std::printf("%s%s", table.str().c_str(), text.c_str());
@@ -171,15 +177,15 @@ TEST(Compare, RunsEveryConfigAndWritesOneTableAndCsv) {
 }
 
 TEST(Compare, ChecksEveryConfigBeforeRunningAny) {
-  fs::remove_all(fs::path(kTmp) / "compare");
+  fs::remove_all(compare_dir());
   const std::string a = write_config("first", "gdcg", 5);
-  const std::string bad = (fs::path(kTmp) / "compare" / "bad.yaml").string();
+  const std::string bad = (compare_dir() / "bad.yaml").string();
   std::ofstream(bad) << "name: bad\nmodel: {neurons: -3}\n";
   SolveOptions options;
   options.quiet = true;
   std::ostringstream table;
   EXPECT_THROW(run_compare({a, bad}, {}, options, table), InputError);
-  EXPECT_FALSE(fs::exists(fs::path(kTmp) / "compare" / "out" / "first"));
+  EXPECT_FALSE(fs::exists(compare_dir() / "out" / "first"));
   // Two runs into one directory would overwrite each other: refused too.
   EXPECT_THROW(run_compare({a, a}, {}, options, table), InputError);
   EXPECT_THROW(run_compare({a}, {}, options, table), InputError);

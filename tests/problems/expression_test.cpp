@@ -30,7 +30,7 @@ TEST(Expression, EvaluatesSeedSourceWithPi) {
 
 TEST(Expression, BuiltinConstants) {
   Expression e("_pi + _e - pi", 2);
-  const double p[2] = {0, 0};
+  const double p[3] = {0, 0, 0};  // room for the 3D expression below
   EXPECT_NEAR(e(p), std::exp(1.0), 1e-15);
   EXPECT_TRUE(e.is_constant());
   // Debian's muParser 2.3.3 ships _pi truncated to 12 decimals; ours is full precision.

@@ -54,16 +54,17 @@ RunFiles run(const std::string& config_name, const std::string& tag, std::vector
   return r;
 }
 
-void check_resume_matches(const std::string& config_name, std::vector<std::string> extra,
-                          long stop_after) {
-  const RunFiles full = run(config_name, config_name + "_full", extra);
-  const RunFiles part = run(config_name, config_name + "_part", extra, stop_after);
+// `tag` names the output directories: tests may run in parallel (ctest -j).
+void check_resume_matches(const std::string& config_name, const std::string& tag,
+                          std::vector<std::string> extra, long stop_after) {
+  const RunFiles full = run(config_name, tag + "_full", extra);
+  const RunFiles part = run(config_name, tag + "_part", extra, stop_after);
   ASSERT_EQ(part.result.outcome.stop_reason, "interrupted");
   EXPECT_EQ(part.result.outcome.cycles, stop_after + 1);
   EXPECT_TRUE(std::filesystem::exists(part.dir + "/checkpoint/state.bin"));
   EXPECT_TRUE(std::filesystem::exists(part.dir + "/model.yaml"));
   EXPECT_NE(read_text(full.dir + "/model.yaml"), read_text(part.dir + "/model.yaml"));
-  const RunFiles resumed = run(config_name, config_name + "_part", extra, -1, true);
+  const RunFiles resumed = run(config_name, tag + "_part", extra, -1, true);
   EXPECT_EQ(resumed.result.outcome.stop_reason, full.result.outcome.stop_reason);
   EXPECT_EQ(resumed.result.outcome.cycles, full.result.outcome.cycles);
   EXPECT_EQ(read_text(full.dir + "/model.yaml"), read_text(part.dir + "/model.yaml"));
@@ -74,17 +75,17 @@ void check_resume_matches(const std::string& config_name, std::vector<std::strin
 
 TEST(Checkpoint, GdcgResumesToTheUninterruptedResult) {
   // Stopped mid-way between reports and between resamples.
-  check_resume_matches("poisson2d_seed",
+  check_resume_matches("poisson2d_seed", "gdcg",
                        {"training.max_cycles=120", "training.points.resample_every=7"}, 53);
 }
 
 TEST(Checkpoint, LmResumesToTheUninterruptedResult) {
-  check_resume_matches("poisson2d_seed_lm", {"training.max_cycles=40"}, 17);
+  check_resume_matches("poisson2d_seed_lm", "lm", {"training.max_cycles=40"}, 17);
 }
 
 TEST(Checkpoint, FloatResumesToo) {
-  check_resume_matches("poisson2d_seed_lm", {"training.max_cycles=30", "compute.precision=float"},
-                       11);
+  check_resume_matches("poisson2d_seed_lm", "float",
+                       {"training.max_cycles=30", "compute.precision=float"}, 11);
 }
 
 TEST(Checkpoint, ResumeContinuesWithMoreCycles) {

@@ -13,7 +13,11 @@ namespace rbfpde {
 namespace {
 
 SolveResult solve_config(const std::string& name, const std::vector<std::string>& extra = {}) {
-  const std::string dir = std::string(RBFPDE_TEST_TMP) + "/regression_" + name;
+  // One directory per test and run: ctest -j runs tests side by side.
+  static int runs = 0;
+  const std::string dir = std::string(RBFPDE_TEST_TMP) + "/regression_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                          std::to_string(runs++);
   std::filesystem::remove_all(dir);
   std::vector<std::string> overrides = {"output.directory=" + dir, "compute.backend=cpu"};
   overrides.insert(overrides.end(), extra.begin(), extra.end());

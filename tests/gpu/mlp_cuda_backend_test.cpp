@@ -1,0 +1,325 @@
+// The CUDA MLP backend against the CPU reference (kernels/cpu/mlp_cpu_backend.cpp) on random
+// networks and batches whose sizes are not multiples of the kernels' tiles (N = 201, K = 53;
+// widths 37, 50, 29), 2D and 3D, every activation; then determinism, the graph path
+// (train_steps) with its early stops, the shared-memory limit's error, and the seed problem.
+// Differences are norm-wise, ‖gpu − cpu‖ / ‖cpu‖. Tolerances:
+// - double 1e-12: both backends run the same formulas (mlp_math.hpp) and differ in summation
+//   order, FMA contraction and the activations' last bit;
+// - float 1e-5: the CUDA float backend against the CPU double backend holding the same
+//   (float-rounded) parameters, so that only the GPU's float rounding is measured.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../mlp/mlp_test_util.hpp"
+#include "solver/config/config.hpp"
+#include "solver/train/solve_mlp.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace rbfpde {
+namespace {
+
+using gpu_test::bitwise_equal;
+using gpu_test::relative_difference;
+
+template <class T>
+double tolerance() {
+  return sizeof(T) == sizeof(double) ? 1e-12 : 1e-5;
+}
+
+MlpShape test_shape(int dim, const std::string& activation) {
+  MlpShape shape;
+  shape.dim = dim;
+  shape.hidden = {37, 50, 29};
+  shape.activation = activation;
+  return shape;
+}
+
+template <class T>
+std::vector<T> cast(const std::vector<double>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+// One network on both backends: the CPU reference in double, the CUDA backend in T, both
+// holding the T-rounded parameters.
+template <class T>
+struct Pair {
+  std::unique_ptr<MlpBackend<double>> cpu;
+  std::unique_ptr<MlpBackend<T>> gpu;
+};
+
+template <class T>
+Pair<T> make_pair(const MlpShape& shape, unsigned long long seed, int n_int, int n_bnd) {
+  const MlpOptions opt = mlp_options(shape, 7.0);
+  Pair<T> p{make_cpu_mlp_backend<double>(opt), make_cuda_mlp_backend<T>(opt)};
+  const std::vector<T> theta = cast<T>(random_mlp_parameters(shape, seed));
+  p.cpu->set_parameters(std::vector<double>(theta.begin(), theta.end()));
+  p.gpu->set_parameters(theta);
+  const CollocationBatch batch = random_batch(shape.dim, n_int, n_bnd, seed + 1);
+  p.cpu->set_batch(batch);
+  p.gpu->set_batch(batch);
+  return p;
+}
+
+template <class T>
+class CudaMlpParity : public ::testing::Test {};
+using Precisions = ::testing::Types<double, float>;
+TYPED_TEST_SUITE(CudaMlpParity, Precisions);
+
+TYPED_TEST(CudaMlpParity, LossGradientResidualsAndEvaluation) {
+  using T = TypeParam;
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  const double tol = tolerance<T>();
+  for (int dim : {2, 3}) {
+    for (const char* act : {"tanh", "sin", "sigmoid"}) {
+      SCOPED_TRACE(std::string(act) + " " + std::to_string(dim) + "D");
+      const MlpShape shape = test_shape(dim, act);
+      Pair<T> p = make_pair<T>(shape, 11 + dim, 201, 53);
+
+      const LossParts r_cpu = p.cpu->residuals(), r_gpu = p.gpu->residuals();
+      EXPECT_LE(relative_difference(r_gpu.loss, r_cpu.loss), tol);
+      const LossParts l_cpu = p.cpu->loss_and_gradient(), l_gpu = p.gpu->loss_and_gradient();
+      EXPECT_LE(relative_difference(l_gpu.loss, l_cpu.loss), tol);
+      EXPECT_LE(relative_difference(l_gpu.rms_interior, l_cpu.rms_interior), tol);
+      EXPECT_LE(relative_difference(l_gpu.rms_boundary, l_cpu.rms_boundary), tol);
+      EXPECT_GT(l_cpu.loss, 0.0);
+
+      std::vector<double> g_cpu;
+      std::vector<T> g_gpu;
+      p.cpu->gradient(g_cpu);
+      p.gpu->gradient(g_gpu);
+      ASSERT_EQ(g_gpu.size(), shape.parameter_count());
+      EXPECT_LE(relative_difference(g_gpu, g_cpu), tol);
+
+      std::vector<double> e_cpu, b_cpu;
+      std::vector<T> e_gpu, b_gpu;
+      p.cpu->residual_vectors(e_cpu, b_cpu);
+      p.gpu->residual_vectors(e_gpu, b_gpu);
+      EXPECT_LE(relative_difference(e_gpu, e_cpu), tol);
+      EXPECT_LE(relative_difference(b_gpu, b_cpu), tol);
+
+      const CollocationBatch pts = random_batch(dim, 157, 0, 99);
+      std::vector<double> u_cpu, lap_cpu, u_gpu, lap_gpu, grad_cpu, grad_gpu;
+      p.cpu->evaluate(pts.interior, u_cpu, lap_cpu);
+      p.gpu->evaluate(pts.interior, u_gpu, lap_gpu);
+      EXPECT_LE(relative_difference(u_gpu, u_cpu), tol);
+      EXPECT_LE(relative_difference(lap_gpu, lap_cpu), tol);
+      p.cpu->evaluate_gradient(pts.interior, grad_cpu);
+      p.gpu->evaluate_gradient(pts.interior, grad_gpu);
+      ASSERT_EQ(grad_gpu.size(), std::size_t(157 * dim));
+      EXPECT_LE(relative_difference(grad_gpu, grad_cpu), tol);
+    }
+  }
+}
+
+// The benchmark network (4 × 50 tanh) at a size with several tiles per block.
+TYPED_TEST(CudaMlpParity, BenchmarkNetworkGradient) {
+  using T = TypeParam;
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  MlpShape shape;
+  Pair<T> p = make_pair<T>(shape, 5, 3001, 299);
+  const LossParts l_cpu = p.cpu->loss_and_gradient(), l_gpu = p.gpu->loss_and_gradient();
+  EXPECT_LE(relative_difference(l_gpu.loss, l_cpu.loss), tolerance<T>());
+  std::vector<double> g_cpu;
+  std::vector<T> g_gpu;
+  p.cpu->gradient(g_cpu);
+  p.gpu->gradient(g_gpu);
+  EXPECT_LE(relative_difference(g_gpu, g_cpu), tolerance<T>());
+}
+
+// Adam in T on both sides: CPU<T> against CUDA<T>, step by step and through train_steps (one
+// CUDA graph), with a decaying learning rate.
+template <class T>
+void expect_adam_parity(int dim, bool graph) {
+  const MlpShape shape = test_shape(dim, "tanh");
+  const MlpOptions opt = mlp_options(shape, 7.0);
+  auto cpu = make_cpu_mlp_backend<T>(opt);
+  auto gpu = make_cuda_mlp_backend<T>(opt);
+  const std::vector<T> theta = cast<T>(random_mlp_parameters(shape, 3));
+  cpu->set_parameters(theta);
+  gpu->set_parameters(theta);
+  const CollocationBatch batch = random_batch(dim, 201, 53, 4);
+  cpu->set_batch(batch);
+  gpu->set_batch(batch);
+  std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
+  for (long t = 1; t <= 6; ++t) steps.push_back({T(1e-3 * std::pow(0.9, double(t))), t});
+  std::vector<LossParts> l_cpu, l_gpu;
+  cpu->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_cpu);
+  if (graph) {
+    gpu->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_gpu);
+  } else {
+    for (const auto& s : steps) {
+      l_gpu.push_back(gpu->loss_and_gradient());
+      gpu->adam_step(s.learning_rate, T(0.9), T(0.999), T(1e-8), s.t);
+    }
+  }
+  ASSERT_EQ(l_gpu.size(), steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    EXPECT_LE(relative_difference(l_gpu[i].loss, l_cpu[i].loss), tolerance<T>()) << i;
+  EXPECT_LE(relative_difference(gpu->parameters(), cpu->parameters()), tolerance<T>());
+  EXPECT_GT(relative_difference(gpu->parameters(), theta), 1e-5);  // it moved
+}
+
+TYPED_TEST(CudaMlpParity, AdamSteps) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  for (int dim : {2, 3}) expect_adam_parity<TypeParam>(dim, false);
+}
+
+TYPED_TEST(CudaMlpParity, TrainStepsGraph) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  for (int dim : {2, 3}) expect_adam_parity<TypeParam>(dim, true);
+}
+
+// The early stops of train_steps, as the default (CPU) implementation: below stop_below after
+// the first step (its update applied), a non-finite loss at once (no update).
+TYPED_TEST(CudaMlpParity, TrainStepsStopEarly) {
+  using T = TypeParam;
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  const MlpShape shape = test_shape(2, "tanh");
+  const MlpOptions opt = mlp_options(shape, 7.0);
+  auto cpu = make_cpu_mlp_backend<T>(opt);
+  auto gpu = make_cuda_mlp_backend<T>(opt);
+  const std::vector<T> theta = cast<T>(random_mlp_parameters(shape, 8));
+  const CollocationBatch batch = random_batch(2, 201, 53, 9);
+  std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
+  for (long t = 1; t <= 5; ++t) steps.push_back({T(1e-3), t});
+  for (MlpBackend<T>* be : {static_cast<MlpBackend<T>*>(cpu.get()), gpu.get()}) {
+    be->set_parameters(theta);
+    be->set_batch(batch);
+  }
+  std::vector<LossParts> l_cpu, l_gpu;
+  cpu->train_steps(steps, T(0.9), T(0.999), T(1e-8), 1e300, l_cpu);
+  gpu->train_steps(steps, T(0.9), T(0.999), T(1e-8), 1e300, l_gpu);
+  ASSERT_EQ(l_cpu.size(), 1u);
+  ASSERT_EQ(l_gpu.size(), 1u);
+  EXPECT_LE(relative_difference(gpu->parameters(), cpu->parameters()), tolerance<T>());
+  EXPECT_GT(relative_difference(gpu->parameters(), theta), 1e-6);
+
+  std::vector<T> bad = theta;
+  bad[3] = std::numeric_limits<T>::quiet_NaN();
+  gpu->set_parameters(bad);
+  l_gpu.clear();
+  gpu->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_gpu);
+  ASSERT_EQ(l_gpu.size(), 1u);
+  EXPECT_FALSE(std::isfinite(l_gpu[0].loss));
+  // The next chunk runs again from the start.
+  gpu->set_parameters(theta);
+  l_gpu.clear();
+  gpu->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_gpu);
+  EXPECT_EQ(l_gpu.size(), steps.size());
+  EXPECT_TRUE(std::isfinite(l_gpu.back().loss));
+}
+
+// Same inputs, same bits: the partial gradients are summed in a fixed order, no float atomics.
+TYPED_TEST(CudaMlpParity, SameInputsSameBits) {
+  using T = TypeParam;
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  MlpShape shape;
+  const MlpOptions opt = mlp_options(shape, 100.0);
+  const std::vector<T> theta = cast<T>(random_mlp_parameters(shape, 21));
+  const CollocationBatch batch = random_batch(2, 4097, 513, 22);
+  std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
+  for (long t = 1; t <= 20; ++t) steps.push_back({T(1e-3), t});
+  std::vector<std::vector<T>> params, grads;
+  std::vector<std::vector<LossParts>> losses;
+  for (int run = 0; run < 2; ++run) {
+    auto gpu = make_cuda_mlp_backend<T>(opt);
+    gpu->set_parameters(theta);
+    gpu->set_batch(batch);
+    std::vector<LossParts> l;
+    gpu->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l);
+    l.push_back(gpu->loss_and_gradient());
+    std::vector<T> g;
+    gpu->gradient(g);
+    params.push_back(gpu->parameters());
+    grads.push_back(g);
+    losses.push_back(l);
+  }
+  EXPECT_TRUE(bitwise_equal(params[0], params[1]));
+  EXPECT_TRUE(bitwise_equal(grads[0], grads[1]));
+  ASSERT_EQ(losses[0].size(), losses[1].size());
+  for (std::size_t i = 0; i < losses[0].size(); ++i)
+    EXPECT_TRUE(bitwise_equal(losses[0][i].loss, losses[1][i].loss)) << i;
+}
+
+// Every kernel and launcher once on a tiny network (what the sanitizers run): the residual
+// pass, the training pass and its reduction, Adam alone, a 3-step graph, evaluation.
+TEST(CudaMlpBackend, TinyNetworkEveryKernel) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  MlpShape shape;
+  shape.hidden = {7, 5};
+  const MlpOptions opt = mlp_options(shape, 3.0);
+  auto cpu = make_cpu_mlp_backend<double>(opt);
+  auto gpu = make_cuda_mlp_backend<double>(opt);
+  const std::vector<double> theta = random_mlp_parameters(shape, 31);
+  const CollocationBatch batch = random_batch(2, 13, 5, 32);
+  for (MlpBackend<double>* be : {cpu.get(), gpu.get()}) {
+    be->set_parameters(theta);
+    be->set_batch(batch);
+  }
+  EXPECT_LE(relative_difference(gpu->residuals().loss, cpu->residuals().loss), 1e-12);
+  EXPECT_LE(relative_difference(gpu->loss_and_gradient().loss, cpu->loss_and_gradient().loss),
+            1e-12);
+  for (MlpBackend<double>* be : {cpu.get(), gpu.get()}) be->adam_step(0.01, 0.9, 0.999, 1e-8, 1);
+  std::vector<MlpBackend<double>::AdamStepArgs> steps = {{0.01, 2}, {0.005, 3}, {0.0025, 4}};
+  std::vector<LossParts> l_cpu, l_gpu;
+  cpu->train_steps(steps, 0.9, 0.999, 1e-8, 0.0, l_cpu);
+  gpu->train_steps(steps, 0.9, 0.999, 1e-8, 0.0, l_gpu);
+  ASSERT_EQ(l_gpu.size(), 3u);
+  EXPECT_LE(relative_difference(l_gpu[2].loss, l_cpu[2].loss), 1e-12);
+  EXPECT_LE(relative_difference(gpu->parameters(), cpu->parameters()), 1e-12);
+  const CollocationBatch pts = random_batch(2, 9, 0, 33);
+  std::vector<double> u_cpu, lap_cpu, u_gpu, lap_gpu, g_cpu, g_gpu;
+  cpu->evaluate(pts.interior, u_cpu, lap_cpu);
+  gpu->evaluate(pts.interior, u_gpu, lap_gpu);
+  cpu->evaluate_gradient(pts.interior, g_cpu);
+  gpu->evaluate_gradient(pts.interior, g_gpu);
+  EXPECT_LE(relative_difference(u_gpu, u_cpu), 1e-12);
+  EXPECT_LE(relative_difference(lap_gpu, lap_cpu), 1e-12);
+  EXPECT_LE(relative_difference(g_gpu, g_cpu), 1e-12);
+}
+
+TEST(CudaMlpBackend, TooWideANetworkSaysWhy) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  MlpShape shape;
+  shape.hidden = {400, 400, 400};
+  auto gpu = make_cuda_mlp_backend<double>(mlp_options(shape, 1.0));
+  try {
+    gpu->set_batch(random_batch(2, 10, 5, 1));
+    FAIL() << "expected a shared-memory error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("shared memory"), std::string::npos) << e.what();
+  }
+}
+
+// configs/poisson2d_seed_mlp.yaml cut to 2500 steps, as tests/mlp/test_mlp_solve.cpp does on the
+// CPU (measured there: 5.2e-2; bound 0.15), through solve_mlp on the CUDA backend.
+TEST(CudaMlpBackend, SeedProblemReachesTheCpuBound) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  ASSERT_TRUE(cuda_mlp_backend_built());
+  for (const char* precision : {"double", "float"}) {
+    const std::string dir = std::string(RBFPDE_TEST_TMP) + "/mlp_cuda_seed_" + precision;
+    const Config config = load_config(
+        std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d_seed_mlp.yaml",
+        {"output.directory=" + dir, "training.max_cycles=2500",
+         std::string("compute.precision=") + precision});
+    const Problem problem = Problem::build(config.problem);
+    SolveOptions options;
+    options.quiet = true;
+    const SolveResult r = solve_mlp(config, problem, options, "cuda");
+    std::printf("poisson2d_seed_mlp cuda %s: %ld cycles, %.2f s: relative L2 error %.3e\n",
+                precision, r.outcome.cycles, r.outcome.seconds, r.errors.rel_l2);
+    EXPECT_EQ(r.backend, "cuda");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_FALSE(r.outcome.diverged);
+    EXPECT_EQ(r.outcome.cycles, 2500);
+    EXPECT_LE(r.errors.rel_l2, 0.15);
+  }
+}
+
+}  // namespace
+}  // namespace rbfpde
