@@ -18,6 +18,7 @@
 // (n_l × n_{l−1}) then b_l (n_l).
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,28 @@ class MlpBackend {
   // and Neumann conditions later.
   virtual void evaluate_gradient(const std::vector<double>& points,
                                  std::vector<double>& gradient) = 0;
+
+  // How many Adam steps the trainer should hand to train_steps() between host checks: 1 keeps
+  // the step-by-step loop (CPU); the CUDA backend runs a chunk as one CUDA graph, one sync.
+  virtual int steps_per_sync() const { return 1; }
+  // Runs steps.size() Adam steps, step i being loss_and_gradient() then adam_step() with
+  // steps[i]'s learning rate and t, and appends each step's loss (before its update) to
+  // `losses`. Stops early, as the trainer would: after a step whose loss is not finite, without
+  // its update, and after a step whose loss is below stop_below, with its update.
+  struct AdamStepArgs {
+    T learning_rate;
+    long t;
+  };
+  virtual void train_steps(const std::vector<AdamStepArgs>& steps, T beta1, T beta2, T epsilon,
+                           double stop_below, std::vector<LossParts>& losses) {
+    for (const AdamStepArgs& s : steps) {
+      const LossParts l = loss_and_gradient();
+      losses.push_back(l);
+      if (!std::isfinite(l.loss)) return;
+      adam_step(s.learning_rate, beta1, beta2, epsilon, s.t);
+      if (l.loss < stop_below) return;
+    }
+  }
 };
 
 template <class T>

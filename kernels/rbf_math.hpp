@@ -67,23 +67,49 @@ RBFPDE_HD NeuronTerms<T> gaussian_terms(T r2, T a) {
   return t;
 }
 
-// The same terms with 1/a precomputed per neuron, so that a kernel looping over point–neuron pairs
-// does no division (an FP64 division costs ≈ 10 dependent instructions on a GPU). Same
-// expressions as gaussian_terms from inv_a2 = inv_a·inv_a on.
+// Per-neuron constants of the terms above, for kernels that evaluate one neuron at many points:
+// everything that depends on a alone is computed once, so a pair costs exp plus ≈ 12 operations.
+// The same quantities as gaussian_terms, associated differently (a few ulps apart).
+template <class T>
+struct NeuronConstants {
+  T ia2;       // 1/a²
+  T g1, g0;    // g = g1·t − g0 with t = r²/a²: g1 = 4/a², g0 = 2d/a²
+  T dc;        // 2/a²
+  T dc4;       // 4/a² (∂Δφ/∂c = ∂φ/∂c · (g − 4/a²))
+  T da;        // 2/a³ (2r²/a³ = r²·da)
+  T da16;      // 16/a⁵
+  T da4d;      // 4d/a³
+};
+
 template <int D, class T>
-RBFPDE_HD NeuronTerms<T> gaussian_terms_from_inverse(T r2, T inv_a) {
-  const T inv_a2 = inv_a * inv_a;
-  const T phi = rbf_exp(-r2 * inv_a2);
-  const T g = T(4) * r2 * inv_a2 * inv_a2 - T(2 * D) * inv_a2;
-  NeuronTerms<T> t;
-  t.phi = phi;
-  t.lap = phi * g;
-  t.phi_dc = T(2) * inv_a2 * phi;
-  t.lap_dc = t.phi_dc * (g - T(4) * inv_a2);
-  const T two_r2_a3 = T(2) * r2 * inv_a2 * inv_a;
-  t.phi_da = two_r2_a3 * phi;
-  t.lap_da = phi * (two_r2_a3 * g - T(16) * r2 * inv_a2 * inv_a2 * inv_a + T(4 * D) * inv_a2 * inv_a);
-  return t;
+RBFPDE_HD NeuronConstants<T> neuron_constants(T a) {
+  NeuronConstants<T> k;
+  const T ia = T(1) / a;
+  k.ia2 = ia * ia;
+  k.g1 = T(4) * k.ia2;
+  k.g0 = T(2 * D) * k.ia2;
+  k.dc = T(2) * k.ia2;
+  k.dc4 = T(4) * k.ia2;
+  k.da = T(2) * k.ia2 * ia;
+  k.da16 = T(16) * k.ia2 * k.ia2 * ia;
+  k.da4d = T(4 * D) * k.ia2 * ia;
+  return k;
+}
+
+template <int D, class T>
+RBFPDE_HD NeuronTerms<T> gaussian_terms_from_constants(T r2, const NeuronConstants<T>& k) {
+  const T t = r2 * k.ia2;
+  const T phi = rbf_exp(-t);
+  const T g = k.g1 * t - k.g0;
+  NeuronTerms<T> out;
+  out.phi = phi;
+  out.lap = phi * g;
+  out.phi_dc = k.dc * phi;
+  out.lap_dc = out.phi_dc * (g - k.dc4);
+  const T two_r2_a3 = r2 * k.da;
+  out.phi_da = two_r2_a3 * phi;
+  out.lap_da = phi * (two_r2_a3 * g - r2 * k.da16 + k.da4d);
+  return out;
 }
 
 // φ and Δφ with 1/a² precomputed: φ = exp(−t), Δφ = φ · (1/a²)(4t − 2d), t = r²/a².
@@ -92,6 +118,31 @@ RBFPDE_HD void gaussian_value_laplacian_from_inverse(T r2, T inv_a2, T& phi, T& 
   const T t = r2 * inv_a2;
   phi = rbf_exp(-t);
   lap = phi * (inv_a2 * (T(4) * t - T(2 * D)));
+}
+
+// The gradient step on one neuron's centre and width, η·∂I/∂c and η·∂I/∂a, each shortened to
+// at most kGdStepLimit × the neuron's width. A plain step η·∇I can fling a narrow neuron
+// (gradients grow like 1/a³) far outside the domain, or its width through zero; the limit
+// keeps every step local to the neuron, where the gradient is a good model, and leaves the
+// ordinary small steps untouched. NaN passes through, so divergence is still seen.
+constexpr double kGdStepLimit = 0.25;
+
+template <int D, class T>
+RBFPDE_HD void limited_gd_step(const T* grad_c, T grad_a, T a, T learning_rate, T* step_c,
+                               T& step_a) {
+  const T limit = T(kGdStepLimit) * a;
+  T norm2 = T(0);
+  for (int j = 0; j < D; ++j) {
+    step_c[j] = learning_rate * grad_c[j];
+    norm2 += step_c[j] * step_c[j];
+  }
+  if (norm2 > limit * limit) {
+    const T scale = limit / sqrt(norm2);
+    for (int j = 0; j < D; ++j) step_c[j] *= scale;
+  }
+  step_a = learning_rate * grad_a;
+  if (step_a > limit) step_a = limit;
+  if (step_a < -limit) step_a = -limit;
 }
 
 // ∂φ/∂n at x for the outward normal n (Neumann conditions).

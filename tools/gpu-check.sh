@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Builds the whole tree on the GPU machine and runs the GPU tests, compute-sanitizer (memcheck,
-# racecheck) over them, and the GPU benchmarks. Logs go to $OUT/*.log (or ./gpu-check-logs).
+# Builds the GPU targets on the GPU machine and runs the GPU tests, the end-to-end timing of the
+# seed problem (gdcg and lm), the GPU benchmark, the JAX reference, and compute-sanitizer
+# (memcheck, racecheck) over the GPU tests. Logs go to $OUT/*.log (or ./gpu-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-check.sh", carry=[".mu"])
+# STEPS selects steps (default: all): any of tests solve bench jax memcheck racecheck.
 # The machine has no muParser: the carried .deb files in .mu/ are unpacked into /opt/mu.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-check-logs}"
+STEPS="${STEPS:-tests solve bench jax memcheck racecheck}"
 mkdir -p "$OUT"
 status=0
+want() { [[ " $STEPS " == *" $1 "* ]]; }
 step() {  # step NAME COMMAND...: runs, tees into $OUT/NAME.log, remembers a failure
   local name="$1"
   shift
@@ -19,27 +23,48 @@ step() {  # step NAME COMMAND...: runs, tees into $OUT/NAME.log, remembers a fai
   echo "=== $name took $((SECONDS - t0)) s"
 }
 
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.log"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.log"
 if [ -d .mu ]; then
   mkdir -p /opt/mu
   for f in .mu/*.deb; do dpkg -x "$f" /opt/mu; done
 fi
 
 step configure cmake -S . -B build-gpu -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON
-# Build the GPU tests and benchmarks first so that a failure elsewhere in the tree does not hide them.
-step build_gpu cmake --build build-gpu -j16 --target test_gpu $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')
-step build_all cmake --build build-gpu -j16
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
+# Only what the steps below run: the whole tree is built and tested on the CPU machines.
+step build_gpu cmake --build build-gpu -j16 --target test_gpu rbfpde \
+  $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')
 export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-step ctest ctest --test-dir build-gpu -L gpu --output-on-failure
+
+if want tests; then
+  step ctest ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 180
+fi
+if want solve; then
+  # End-to-end: training seconds from summary.json (the CLI's own phase timing).
+  for cfg in poisson2d_seed_lm poisson2d_seed; do
+    step "solve_$cfg" bash -c "./build-gpu/rbfpde solve configs/$cfg.yaml --backend cuda --quiet \
+      --set output.directory=$OUT/$cfg && python3 -c \"import json; s=json.load(open('$OUT/$cfg/summary.json')); \
+print('$cfg', 'seconds', s['seconds'], 'final', s['final'], 'cycles', s['counts']['cycles'])\""
+    rm -rf "$OUT/$cfg"
+  done
+fi
+if want bench; then
+  for b in build-gpu/bench/bench_gpu_*; do
+    [ -x "$b" ] && step "$(basename "$b")" timeout 300 "$b"
+  done
+fi
+if want jax; then
+  step jax timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_rbf_cycle.py both
+fi
 # The sanitizers are slow: one precision covers every kernel. The allocation test is left out:
 # its deliberate cudaMalloc failure would count as an API error.
-SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float}"
-step memcheck compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
-  ./build-gpu/tests/test_gpu --gtest_filter="$SAN_FILTER"
-step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
-  ./build-gpu/tests/test_gpu --gtest_filter="CudaBackendParity.*Double:-*Fifty*"
-for b in build-gpu/bench/bench_gpu_*; do
-  [ -x "$b" ] && step "$(basename "$b")" timeout 240 "$b"
-done
+SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float:CudaFusedCycle.*Double:CudaDeviceSampler.Same*}"
+if want memcheck; then
+  step memcheck timeout 150 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+    ./build-gpu/tests/test_gpu --gtest_filter="$SAN_FILTER"
+fi
+if want racecheck; then
+  step racecheck timeout 150 compute-sanitizer --tool racecheck --error-exitcode 1 \
+    ./build-gpu/tests/test_gpu --gtest_filter="CudaBackendParity.*Double:CudaFusedCycle.*Double:-*Fifty*"
+fi
 exit $status

@@ -141,8 +141,13 @@ class CpuRbfBackend final : public RbfBackend<T> {
     for (int s = 0; s < steps; ++s) {
       if (s > 0) parts = residuals();
       gradient_from_residuals(nullptr, gc, ga);
-      c_ -= learning_rate * gc;
-      a_ -= learning_rate * ga;
+      for (Eigen::Index k = 0; k < a_.size(); ++k) {
+        T dc[D];
+        T da;
+        limited_gd_step<D>(&gc[k * D], ga[k], a_[k], learning_rate, dc, da);
+        for (int j = 0; j < D; ++j) c_[k * D + j] -= dc[j];
+        a_[k] -= da;
+      }
       clamp_widths();
     }
     features_valid_ = false;

@@ -27,6 +27,16 @@ inline cublasStatus_t syrk_t(cublasHandle_t h, int n, int k, const float* alpha,
   return cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n, k, alpha, a, lda, beta, c, n);
 }
 
+// The same SYRK with an explicit ld for C (for a diagonal block of a larger matrix).
+inline cublasStatus_t syrk_t_ld(cublasHandle_t h, int n, int k, const double* alpha,
+                                const double* a, int lda, const double* beta, double* c, int ldc) {
+  return cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n, k, alpha, a, lda, beta, c, ldc);
+}
+inline cublasStatus_t syrk_t_ld(cublasHandle_t h, int n, int k, const float* alpha, const float* a,
+                                int lda, const float* beta, float* c, int ldc) {
+  return cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n, k, alpha, a, lda, beta, c, ldc);
+}
+
 inline cusolverStatus_t potrf_buffer_size(cusolverDnHandle_t h, int n, double* a, int* lwork) {
   return cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, n, lwork);
 }

@@ -46,8 +46,14 @@ using gpu::PointsView;
 // cuBLAS workspace for graph capture (cuBLAS must not allocate while a stream is captured); the
 // size NVIDIA recommends for Hopper.
 constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
+// Split-K assembly (see gram_from_features): slabs, and the sizes where it pays.
+constexpr int kSlabs = 8;
+// cuBLAS workspace of each side stream's handle (SYRK needs little).
+constexpr std::size_t kSideWorkspaceBytes = 4u << 20;
+constexpr int kSplitKMaxNeurons = 1536;
+constexpr int kSplitKMinRows = 8192;
 // Graphs kept per backend: a trainer alternates at most between a drawing and a non-drawing cycle.
-constexpr std::size_t kMaxGraphs = 4;
+constexpr std::size_t kMaxGraphs = 8;
 
 // Pinned host memory, for the copies captured in a graph.
 template <class V>
@@ -118,6 +124,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaMemsetAsync(scalars_.data(), 0, sizeof(DeviceScalars), stream_));
     barrier_.resize(2);
     CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, barrier_.bytes(), stream_));
+    residual_counter_.resize(1);
+    CUDA_CHECK(cudaMemsetAsync(residual_counter_.data(), 0, residual_counter_.bytes(), stream_));
     batch_index_.resize(1);
     CUDA_CHECK(cudaMemsetAsync(batch_index_.data(), 0, batch_index_.bytes(), stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -126,6 +134,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
   ~CudaRbfBackend() override {
     // Destructors log instead of throwing.
     drop_graphs();
+    for (int s = 0; s < kSlabs; ++s) {
+      if (side_cublas_[s]) cublasDestroy(side_cublas_[s]);
+      if (side_streams_[s]) cudaStreamDestroy(side_streams_[s]);
+      if (joins_[s]) cudaEventDestroy(joins_[s]);
+    }
+    if (fork_) cudaEventDestroy(fork_);
     if (cusolver_ && cusolverDnDestroy(cusolver_) != CUSOLVER_STATUS_SUCCESS)
       std::fprintf(stderr, "rbfpde: cusolverDnDestroy failed\n");
     if (cublas_ && cublasDestroy(cublas_) != CUBLAS_STATUS_SUCCESS)
@@ -209,12 +223,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
                   std::size_t n_boundary) override {
     if (!sampler_) throw std::logic_error("draw_batch called before set_problem");
     prepare_batch_buffers(n_interior, n_boundary);
-    *pinned_index_.get() = index;
-    CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), pinned_index_.get(), sizeof(std::uint64_t),
+    // From pageable memory: staged before the call returns, so no synchronisation is needed
+    // (the pinned index belongs to the graphs).
+    const std::uint64_t host_index = index;
+    CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), &host_index, sizeof(std::uint64_t),
                                cudaMemcpyHostToDevice, stream_));
     enqueue_draw(seed);
-    // The pinned index may be rewritten by the next call: wait for the copy.
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   // A batch drawn on the device is copied back here; one set from the host is returned as given.
@@ -321,32 +335,24 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // LM: lm_prepare and lm_try each replay a CUDA graph (one launch, one synchronisation) once
+  // captured for the current sizes; where capture fails (a library call that cannot be
+  // captured), the same work is enqueued directly.
   LossParts lm_prepare() override {
-    enqueue_residuals();
     const int p = m_ * (D + 2);
     const int n = pts_.rows();
     jac_.resize(std::size_t(n) * p);
     r_scaled_.resize(n);
-    const T scale_interior = T(1) / std::sqrt(T(std::max(pts_.n_int, 1)));
-    const T scale_boundary = std::sqrt(penalty_ / T(std::max(pts_.n_bnd, 1)));
-    gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
-                               scale_interior, scale_boundary, jac_.data(), r_scaled_.data());
     jtj_.resize(std::size_t(p) * p);
     jtr_.resize(p);
-    CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
-    CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
-    if (n > 0 && p > 0) {
-      const T one = T(1), zero = T(0);
-      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, p, n, &one, jac_.data(), n, &zero, jtj_.data()));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, p, &one, jac_.data(), n,
-                                   r_scaled_.data(), &zero, jtr_.data()));
-    }
     theta0_.resize(theta_.size());
-    if (theta_.size() > 0)
-      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
-                                 cudaMemcpyDeviceToDevice, stream_));
+    run_graph({-1.0, double(n), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
+               ptr_key(jac_.data()), ptr_key(jtj_.data()), ptr_key(theta0_.data()),
+               ptr_key(chunk_sums_.data())},
+              [&] { enqueue_lm_prepare(); });
     lm_prepared_ = true;
-    return to_loss_parts(read_scalars());
+    res_stale_ = false;
+    return to_loss_parts(*pinned_scalars_.get());
   }
 
   LossParts lm_try(T mu) override {
@@ -355,16 +361,18 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (p == 0) return residuals();
     lm_a_.resize(std::size_t(p) * p);
     delta_.resize(p);
-    CUDA_CHECK(cudaMemcpyAsync(lm_a_.data(), jtj_.data(), jtj_.bytes(), cudaMemcpyDeviceToDevice,
-                               stream_));
-    gpu::launch_lm_damp<T>(stream_, jtj_.data(), lm_a_.data(), p, mu);
-    gpu::launch_negate<T>(stream_, jtr_.data(), delta_.data(), p);
-    cholesky_solve(lm_a_.data(), p, delta_.data());
-    gpu::launch_lm_apply<T>(stream_, theta0_.data(), delta_.data(), info_.data(), theta_.data(), m_,
-                            D, min_width_, scalars_.data());
+    lm_mu_.resize(1);
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
+    work_.resize(std::max(lwork, 1));
+    *pinned_mu_.get() = mu;
+    run_graph({-2.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
+               ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
+               ptr_key(theta0_.data()), ptr_key(chunk_sums_.data()), double(lwork)},
+              [&] { enqueue_lm_try(p, lwork); });
     invalidate_features();
-    enqueue_residuals();
-    const DeviceScalars scalars = read_scalars();
+    res_stale_ = false;
+    const DeviceScalars& scalars = *pinned_scalars_.get();
     if (scalars.step_rejected) {
       LossParts bad;
       bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
@@ -375,12 +383,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   void lm_reject() override {
     if (!lm_prepared_) throw std::logic_error("lm_reject called before lm_prepare");
+    // Asynchronous: the next call that needs θ or the residuals finds them in stream order.
     if (theta_.size() > 0)
       CUDA_CHECK(cudaMemcpyAsync(theta_.data(), theta0_.data(), theta_.bytes(),
                                  cudaMemcpyDeviceToDevice, stream_));
     invalidate_features();
-    enqueue_residuals();
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    res_stale_ = true;
   }
 
   void evaluate(const std::vector<double>& points, std::vector<double>& u,
@@ -430,31 +438,27 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   // e, b and the loss parts at the current θ, left on the device.
-  void enqueue_residuals(bool finalize = true) {
+  void enqueue_residuals() {
+    gpu::LossFinalize loss;
+    loss.penalty = double(penalty_);
+    loss.scalars = scalars_.data();
     gpu::launch_residuals<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
-                                res_.data(), chunk_sums_.data(), partials_.data());
-    if (finalize)
-      gpu::launch_loss_finalize(stream_, pts_, partials_.data(), gpu::residual_blocks(pts_.rows()),
-                                double(penalty_), scalars_.data());
+                                res_.data(), chunk_sums_.data(), partials_.data(), &loss,
+                                residual_counter_.data());
     res_stale_ = false;
   }
 
-  // `steps` GD steps; the loss before the last one ends in scalars_ (finalised by the gradient
-  // kernel, saving a launch per step).
+  // `steps` GD steps; the loss before the last one ends in scalars_ (the residual pass's last
+  // block writes it).
   void enqueue_gd_steps(int steps, T learning_rate) {
     if (steps <= 0) {
       enqueue_residuals();
       return;
     }
-    gpu::LossFinalize loss;
-    loss.partials = partials_.data();
-    loss.blocks = gpu::residual_blocks(pts_.rows());
-    loss.penalty = double(penalty_);
-    loss.scalars = scalars_.data();
     for (int s = 0; s < steps; ++s) {
-      enqueue_residuals(false);
+      enqueue_residuals();
       gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
-                                 lam_k(), nullptr, true, learning_rate, min_width_, &loss);
+                                 lam_k(), nullptr, true, learning_rate, min_width_);
     }
     invalidate_features();
     res_stale_ = true;
@@ -584,7 +588,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
             ptr(s_.data()),
             ptr(gram_a_.data()),
             ptr(gram_s_.data()),
-            ptr(cg_ad_.data())};
+            ptr(cg_ad_.data()),
+            ptr(slab_partials_.data())};
   }
 
   cudaGraphExec_t capture_cycle(const typename RbfBackend<T>::GdcgCycle& c,
@@ -619,6 +624,93 @@ class CudaRbfBackend final : public RbfBackend<T> {
     }
     graphs_.push_back({key, exec});
     return exec;
+  }
+
+  static double ptr_key(const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); }
+
+  // Replays the graph cached under `key`, capturing `enqueue` first if there is none; enqueues
+  // directly when capture is not possible. Ends with the device scalars in pinned memory and the
+  // stream synchronised.
+  template <class Enqueue>
+  void run_graph(const std::vector<double>& key, const Enqueue& enqueue) {
+    cudaGraphExec_t exec = nullptr;
+    for (auto& g : graphs_)
+      if (g.key == key) exec = g.exec;
+    if (!exec && graphs_usable_) {
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+      cudaGraph_t graph = nullptr;
+      bool captured = true;
+      try {
+        enqueue();
+        CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.get(), scalars_.data(), sizeof(DeviceScalars),
+                                   cudaMemcpyDeviceToHost, stream_));
+      } catch (const std::exception&) {
+        captured = false;
+      }
+      const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+      if (captured && end == cudaSuccess && graph &&
+          cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+        remember_graph(key, exec);
+      } else {
+        exec = nullptr;
+        graphs_usable_ = false;  // this library version cannot be captured: stop trying
+        (void)cudaGetLastError();
+      }
+      if (graph) cudaGraphDestroy(graph);
+    }
+    if (exec) {
+      CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+    } else {
+      enqueue();
+      CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.get(), scalars_.data(), sizeof(DeviceScalars),
+                                 cudaMemcpyDeviceToHost, stream_));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void remember_graph(const std::vector<double>& key, cudaGraphExec_t exec) {
+    if (graphs_.size() >= kMaxGraphs) {
+      cudaGraphExecDestroy(graphs_.front().exec);
+      graphs_.erase(graphs_.begin());
+    }
+    graphs_.push_back({key, exec});
+  }
+
+  void enqueue_lm_prepare() {
+    const int p = m_ * (D + 2);
+    const int n = pts_.rows();
+    enqueue_residuals();
+    const T scale_interior = T(1) / std::sqrt(T(std::max(pts_.n_int, 1)));
+    const T scale_boundary = std::sqrt(penalty_ / T(std::max(pts_.n_bnd, 1)));
+    gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
+                               scale_interior, scale_boundary, jac_.data(), r_scaled_.data());
+    if (n > 0 && p > 0) {
+      // beta = 0: JᵀJ (lower) and JᵀR need no clearing first.
+      const T one = T(1), zero = T(0);
+      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, p, n, &one, jac_.data(), n, &zero, jtj_.data()));
+      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, p, &one, jac_.data(), n,
+                                   r_scaled_.data(), &zero, jtr_.data()));
+    } else {
+      CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
+      CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
+    }
+    if (theta_.size() > 0)
+      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
+                                 cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  void enqueue_lm_try(int p, int lwork) {
+    // μ travels as a value in pinned memory, copied by the graph, so one graph serves every μ.
+    CUDA_CHECK(cudaMemcpyAsync(lm_mu_.data(), pinned_mu_.get(), sizeof(T), cudaMemcpyHostToDevice,
+                               stream_));
+    gpu::launch_lm_system<T>(stream_, jtj_.data(), jtr_.data(), lm_a_.data(), delta_.data(), p,
+                             lm_mu_.data());
+    CUSOLVER_CHECK(gpu::blas::potrf(cusolver_, p, lm_a_.data(), work_.data(), lwork, info_.data()));
+    CUSOLVER_CHECK(gpu::blas::potrs(cusolver_, p, lm_a_.data(), delta_.data(), info_.data() + 1));
+    gpu::launch_lm_apply<T>(stream_, theta0_.data(), delta_.data(), info_.data(), theta_.data(), m_,
+                            D, min_width_, scalars_.data());
+    enqueue_residuals();
   }
 
   void drop_graphs() {
@@ -659,11 +751,9 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                  scaled_target_.data());
       const T one = T(1), zero = T(0);
       if (n > 0) {
-        CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, n, &one, features_.data(), n, &zero,
-                                       a_sys_.data()));
         CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, m_, &one, features_.data(), n,
                                      scaled_target_.data(), &zero, s_.data()));
-        gpu::launch_symmetrize_lower<T>(stream_, a_sys_.data(), m_);
+        gram_from_features(n);
       } else {
         CUDA_CHECK(cudaMemsetAsync(a_sys_.data(), 0, a_sys_.bytes(), stream_));
         CUDA_CHECK(cudaMemsetAsync(s_.data(), 0, s_.bytes(), stream_));
@@ -671,6 +761,57 @@ class CudaRbfBackend final : public RbfBackend<T> {
     }
     features_valid_ = true;
     system_valid_ = true;
+  }
+
+  // A = F'ᵀF' from the stored features, the one O(n·m²) step of a cycle. At moderate m (≈ 1024)
+  // cuBLAS's SYRK has too few output tiles to fill the GPU (measured 24 TFLOP/s in double at
+  // (1024, 18432)), so the rows are split into kSlabs slabs whose SYRKs run concurrently on side
+  // streams (split-K; a graph captures the fork and join) and are summed (measured 0.81 → 0.59
+  // ms). At large m one SYRK fills the GPU (43 TFLOP/s at m = 4096; splitting it into two
+  // diagonal SYRKs and a DGEMM was measured slower, 29.8 against 28.7 ms).
+  void gram_from_features(int n) {
+    const T one = T(1), zero = T(0);
+    const bool split_k = m_ <= kSplitKMaxNeurons && n >= kSplitKMinRows;
+    if (!split_k) {
+      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, n, &one, features_.data(), n, &zero,
+                                     a_sys_.data()));
+      gpu::launch_symmetrize_lower<T>(stream_, a_sys_.data(), m_);
+      return;
+    }
+    ensure_side_streams();
+    const std::size_t mm = std::size_t(m_) * m_;
+    slab_partials_.resize(kSlabs * mm);
+    CUDA_CHECK(cudaEventRecord(fork_, stream_));
+    const int per = (n + kSlabs - 1) / kSlabs;
+    for (int s = 0; s < kSlabs; ++s) {
+      const int r0 = std::min(n, s * per), rows = std::min(n, r0 + per) - r0;
+      CUDA_CHECK(cudaStreamWaitEvent(side_streams_[s], fork_, 0));
+      if (rows > 0) {
+        CUBLAS_CHECK(gpu::blas::syrk_t_ld(side_cublas_[s], m_, rows, &one, features_.data() + r0,
+                                          n, &zero, slab_partials_.data() + s * mm, m_));
+      } else {
+        CUDA_CHECK(cudaMemsetAsync(slab_partials_.data() + s * mm, 0, mm * sizeof(T),
+                                   side_streams_[s]));
+      }
+      CUDA_CHECK(cudaEventRecord(joins_[s], side_streams_[s]));
+      CUDA_CHECK(cudaStreamWaitEvent(stream_, joins_[s], 0));
+    }
+    gpu::launch_sum_slabs_symmetric<T>(stream_, slab_partials_.data(), kSlabs, a_sys_.data(), m_);
+  }
+
+  void ensure_side_streams() {
+    if (side_streams_[0]) return;
+    side_workspace_.resize(kSlabs * kSideWorkspaceBytes);
+    for (int s = 0; s < kSlabs; ++s) {
+      CUDA_CHECK(cudaStreamCreateWithFlags(&side_streams_[s], cudaStreamNonBlocking));
+      CUBLAS_CHECK(cublasCreate(&side_cublas_[s]));
+      CUBLAS_CHECK(cublasSetStream(side_cublas_[s], side_streams_[s]));
+      CUBLAS_CHECK(cublasSetWorkspace(side_cublas_[s],
+                                      side_workspace_.data() + s * kSideWorkspaceBytes,
+                                      kSideWorkspaceBytes));
+      CUDA_CHECK(cudaEventCreateWithFlags(&joins_[s], cudaEventDisableTiming));
+    }
+    CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
   }
 
   // Cholesky of the lower triangle of `a` (overwritten) and solve in place; info_[0] holds
@@ -702,13 +843,22 @@ class CudaRbfBackend final : public RbfBackend<T> {
   bool res_stale_ = false;  // res_ predates the last change of θ or batch
   std::unique_ptr<gpu::DeviceSampler> sampler_;
   std::vector<CachedGraph> graphs_;
+  cudaStream_t side_streams_[kSlabs] = {};
+  cublasHandle_t side_cublas_[kSlabs] = {};
+  cudaEvent_t joins_[kSlabs] = {};
+  cudaEvent_t fork_ = nullptr;
+  DeviceBuffer<unsigned char> side_workspace_;
+  DeviceBuffer<T> slab_partials_;
   PinnedValue<std::uint64_t> pinned_index_;
   PinnedValue<DeviceScalars> pinned_scalars_;
+  PinnedValue<T> pinned_mu_;
+  bool graphs_usable_ = true;
 
   DeviceBuffer<T> theta_, theta0_, grad_;
   DeviceBuffer<T> x_, target_, res_, normals_, chunk_sums_;
   DeviceBuffer<std::uint64_t> batch_index_;
-  DeviceBuffer<unsigned> barrier_;
+  DeviceBuffer<unsigned> barrier_, residual_counter_;
+  DeviceBuffer<T> lm_mu_;
   DeviceBuffer<unsigned char> cublas_workspace_;
   DeviceBuffer<T> gram_a_, gram_s_, scaled_target_;
   DeviceBuffer<double> partials_;

@@ -250,16 +250,19 @@ __device__ void product_rows(const T* __restrict__ a, const T* rows, const T* ve
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   for (int i = r0 + warp; i < r1; i += warps) {
     const T* col = rows ? rows + std::size_t(i - r0) * m : a + std::size_t(i) * m;
-    T p0 = T(0), p1 = T(0), p2 = T(0), p3 = T(0);
+    // Eight loads in flight per lane: from HBM (m = 4096: 128 MB per product) latency × bandwidth
+    // needs several MB in flight across the GPU.
+    T p[8] = {T(0), T(0), T(0), T(0), T(0), T(0), T(0), T(0)};
     int j = lane;
-    for (; j + 96 < m; j += 128) {
-      p0 += col[j] * vec[j];
-      p1 += col[j + 32] * vec[j + 32];
-      p2 += col[j + 64] * vec[j + 64];
-      p3 += col[j + 96] * vec[j + 96];
+    for (; j + 224 < m; j += 256) {
+      T c[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) c[u] = col[j + 32 * u];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) p[u] += c[u] * vec[j + 32 * u];
     }
-    for (; j < m; j += 32) p0 += col[j] * vec[j];
-    T v = (p0 + p1) + (p2 + p3);
+    for (; j < m; j += 32) p[0] += col[j] * vec[j];
+    T v = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
     v = warp_sum(v);
     if (lane == 0) out[i] = v;
   }

@@ -7,10 +7,12 @@
 // registers (register tiling: NB× less L2 traffic for the points and residuals), each thread keeps
 // NB·2(d+2) partial sums, reduced once per block (warp shuffles, then the warps in order: fixed
 // tree, no atomics). Block b alone reads and writes its neurons, so the step is applied in place.
-// 1/a is computed once per neuron (gaussian_terms_from_inverse), not per pair. Optionally block 0
+// Everything that depends on a alone is computed once per neuron (neuron_constants), not per pair. Optionally block 0
 // also finalises the loss from the residual kernel's per-block partials (saves a launch per cycle).
-//   FLOPs counted per pair (an FMA as 2, exp as 20): r² 2d, Gaussian terms ≈ 24, exp 20, the
-//   (d+2) accumulations 2(d+2) and the d products diff·dc → 2D: 60, 3D: 66 FLOPs. Reads
+//   FLOPs counted per pair, as executed (an FMA as 2, CUDA's double exp 31 = 14 FMAs + 3; the
+//   per-neuron constants not counted): diff and r² 2d − 1 + d, t 1, exp 31, g (FMA) 2, Δφ 1,
+//   ∂φ/∂c and ∂Δφ/∂c 3, ∂φ/∂a 2, ∂Δφ/∂a 5, accumulation 2 + 2 + 1 + 2d
+//   → 2D: 5 + 1 + 31 + 2 + 1 + 3 + 2 + 5 + 9 = 59 FLOPs, 3D: 64. Reads
 //   n·(d+1)·sizeof(T) bytes per block from L2 (the batch, ≤ 2.4 MB at 73728 rows in 2D double,
 //   stays resident). At m = 4096, n = 73728: 18 GFLOP, ≈ 0.55 ms at the FP64 vector peak.
 #include "kernels/cuda/cuda_check.hpp"
@@ -54,13 +56,14 @@ __global__ void __launch_bounds__(kGradientThreads)
   if (scalars != nullptr && blockIdx.x == 0)
     finalize_loss(n_int, rows - n_int, loss_partials, loss_blocks, penalty, scalars, scratch);
   const int k0 = blockIdx.x * NB;
-  T c[NB][D], inv_a[NB], acc[NB][V];
+  T c[NB][D], acc[NB][V];
+  NeuronConstants<T> nk[NB];
 #pragma unroll
   for (int q = 0; q < NB; ++q) {
     const int k = min(k0 + q, m - 1);  // a padding neuron repeats the last one; never written
 #pragma unroll
     for (int j = 0; j < D; ++j) c[q][j] = theta[m + k * D + j];
-    inv_a[q] = T(1) / theta[m * (D + 1) + k];
+    nk[q] = neuron_constants<D>(theta[m * (D + 1) + k]);
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[q][v] = T(0);
   }
@@ -74,7 +77,7 @@ __global__ void __launch_bounds__(kGradientThreads)
     for (int q = 0; q < NB; ++q) {
       T diff[D];
       const T r2 = squared_distance<D>(xr, c[q], diff);
-      const NeuronTerms<T> t = gaussian_terms_from_inverse<D>(r2, inv_a[q]);
+      const NeuronTerms<T> t = gaussian_terms_from_constants<D>(r2, nk[q]);
       if (interior) {
         acc[q][0] += r * t.lap;
         acc[q][1] += r * t.lap_da;
@@ -121,8 +124,10 @@ __global__ void __launch_bounds__(kGradientThreads)
     grad[m * (D + 1) + k] = ga;
   }
   if (apply_step) {
-    for (int j = 0; j < D; ++j) theta[m + k * D + j] = c[q][j] - learning_rate * gc[j];
-    T a_new = a - learning_rate * ga;
+    T dc[D], da;
+    limited_gd_step<D>(gc, ga, a, learning_rate, dc, da);  // the CPU backend's step, exactly
+    for (int j = 0; j < D; ++j) theta[m + k * D + j] = c[q][j] - dc[j];
+    T a_new = a - da;
     if (a_new < min_width) a_new = min_width;  // a comparison, not fmax: NaN stays NaN
     theta[m * (D + 1) + k] = a_new;
   }

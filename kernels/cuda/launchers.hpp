@@ -43,6 +43,14 @@ struct DeviceScalars {
   CgState cg;
 };
 
+// What launch_loss_finalize would do, folded into another kernel's launch.
+struct LossFinalize {
+  const double* partials = nullptr;
+  int blocks = 0;
+  double penalty = 0;
+  DeviceScalars* scalars = nullptr;
+};
+
 // residual_kernels.cu --------------------------------------------------------------------------
 // Loss partials written by launch_residuals (2 doubles per block).
 int residual_blocks(int rows);
@@ -50,9 +58,12 @@ int residual_blocks(int rows);
 // residual_chunk_count(rows, m) × rows entries when that is > 1 (else it may be null).
 int residual_chunk_count(int rows, int m);
 // res = features(x)·w − target in one pass, and per-block (Σe², Σb²) partials (2 per block).
+// With `loss` (its scalars and penalty), the last block to finish also writes the loss scalars
+// (counter: one unsigned, zero between launches).
 template <class T, int D>
 void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
-                      int m, T* res, T* chunk_sums, double* partials);
+                      int m, T* res, T* chunk_sums, double* partials,
+                      const LossFinalize* loss = nullptr, unsigned* counter = nullptr);
 // Per-block partials of Σe², Σb² from a residual vector already in memory.
 template <class T>
 void launch_loss_partials(Stream stream, PointsView pts, const T* res, double* partials);
@@ -70,13 +81,6 @@ template <class T, int D>
 void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T* u, T* laplacian);
 
 // gradient_kernel.cu ---------------------------------------------------------------------------
-// What launch_loss_finalize would do, folded into another kernel's launch.
-struct LossFinalize {
-  const double* partials = nullptr;
-  int blocks = 0;
-  double penalty = 0;
-  DeviceScalars* scalars = nullptr;
-};
 // ∂I/∂θ from the residuals res. Writes grad when non-null; when apply_step is true also applies
 // c −= η gc, a −= η ga, clamping a at min_width. With `loss`, also finalises the loss scalars.
 template <class T, int D>
@@ -115,6 +119,9 @@ template <class T>
 void launch_symmetrize_lower(Stream stream, T* a, int m);
 template <class T>
 void launch_add_to_diagonal(Stream stream, T* a, int m, T value);
+// a (m × m, full) = Σ over `slabs` m × m matrices of their lower triangles, mirrored.
+template <class T>
+void launch_sum_slabs_symmetric(Stream stream, const T* partials, int slabs, T* a, int m);
 // Whole CG in one block, A (m × m, full) staged in shared memory: for small m.
 int cg_single_block_max_neurons();
 template <class T>
@@ -127,6 +134,11 @@ void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_
 template <class T>
 void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max_iterations,
                     CgState* state);
+// a = JᵀJ with μ·max(diag JᵀJ, floor) added to its diagonal, μ read from device memory, and
+// delta = −JᵀR: the LM system in one launch (graph-capturable with μ changing per try).
+template <class T>
+void launch_lm_system(Stream stream, const T* jtj, const T* jtr, T* a, T* delta, int p,
+                      const T* mu);
 // A = JᵀJ + μ·max(diag JᵀJ, floor), floor = max(1e-12·max diag, T_min) (diagonal only; A holds
 // JᵀJ).
 template <class T>

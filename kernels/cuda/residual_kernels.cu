@@ -3,18 +3,20 @@
 //
 // Residual kernel: e = M w − f and b = N w − p without storing M or N (the paper's fusion: the
 // features are cheap to read and expensive to compute). Grid (row tiles, neuron chunks): a block
-// of 128 threads holds 2 rows per thread (register tiling: each neuron read from shared memory
-// serves two rows, and two independent exp chains hide FP64 latency) and loops over a chunk of
+// of 128 threads holds 4 rows per thread (register tiling: each neuron read from shared memory
+// serves four rows, and four independent exp chains hide FP64 latency) and loops over a chunk of
 // ≤ 256 neurons staged in shared memory as (c, 1/a², w, w/a²), so the pair loop has no division:
 //   t = r²/a², e = exp(−t), interior: sum += (w/a²)·e·(4t − 2d), boundary: sum += w·e.
 // With one chunk the block finishes the rows (res, per-block Σe², Σb² in double); with several
 // (large m: more blocks than SMs even at moderate n), chunk sums go to a scratch array and a
-// combine kernel adds them in chunk order — deterministic, no atomics. A one-block finalize kernel
-// sums the loss partials in block order.
-//   FLOPs counted per pair (the formula's arithmetic, an FMA as 2, exp as 20 — CUDA's double exp
-//   is a ≈ 10-term polynomial plus range reduction): d subtractions + d FMAs (r²) + 1 (t) + 20
-//   (exp) + 2 FMA + 1 MUL (interior) → 2D = 32 FLOPs, 3D = 35. Bytes: n·(d+2)·sizeof(T) in and
-//   out plus the parameters per block: compute-bound (at m = 4096, n = 73728: 9.7 GFLOP, 0.3 ms
+// combine kernel adds them in chunk order — deterministic, no floating-point atomics. The last
+// block to finish (a ticket counter) sums the loss partials in block order into the loss scalars,
+// so no separate finalize launch is needed.
+//   FLOPs counted per pair, as executed (an FMA as 2): d subtractions, r² (1 MUL + (d−1) FMAs),
+//   t (1), exp (31: CUDA's double exp is 14 FMAs + 3 other FP64 operations in its PTX; an
+//   FMA-only exp written here measured slower), (4t − 2d)·w/a² (FMA + MUL), the sum (FMA)
+//   → 2D: 2 + 3 + 1 + 31 + 3 + 2 = 42 FLOPs, 3D: 45. Per-neuron invariants are not counted.
+//   Bytes: n·(d+2)·sizeof(T) in and out plus the parameters per block: compute-bound (at m = 4096, n = 73728: 12.7 GFLOP, 0.37 ms
 //   at the 34 TFLOP/s FP64 vector peak).
 // Feature kernel: F' (n × m, column-major) scaled by √(1/N) (interior rows) or √(λ/K) (boundary
 //   rows), so that A = F'ᵀF' is ONE SYRK, and t' = scaled targets (s = F'ᵀt'); grid (⌈n/128⌉, m),
@@ -36,11 +38,13 @@ constexpr int kNeuronTile = 256;
 constexpr int kFeatureThreads = 128;
 constexpr int kFinalizeThreads = 256;
 constexpr int kResThreads = 128;
-constexpr int kResRowsPerThread = 2;
+constexpr int kResRowsPerThread = 4;
 constexpr int kResTileRows = kResThreads * kResRowsPerThread;
 constexpr int kResChunk = 256;
 // Several neuron chunks only when one chunk per tile leaves SMs idle.
 constexpr int kResMinBlocks = 264;
+constexpr double kResSplitMinPairs = 1 << 20;
+constexpr int kResSmallBlocks = 132;
 
 // Stages neurons [k0, k0 + count) of theta into shared memory.
 template <class T, int D>
@@ -53,12 +57,43 @@ __device__ void stage_neurons(const T* __restrict__ theta, int m, int k0, int co
   for (int t = threadIdx.x; t < count * D; t += blockDim.x) s_c[t] = theta[m + k0 * D + t];
 }
 
-template <class T, int D>
+// Called by every block after thread 0 wrote its partials: the last block to arrive sums all
+// partials in block order into the loss scalars (deterministic) and resets the counter, so that
+// no separate finalize launch is needed.
+__device__ void finalize_in_last_block(const double* partials, int n_int, int n_bnd,
+                                       double penalty, DeviceScalars* scalars, unsigned* counter,
+                                       double* scratch) {
+  __shared__ bool last;
+  const unsigned blocks = gridDim.x * gridDim.y;
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's partials before its ticket
+    last = atomicAdd(counter, 1u) == blocks - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  double se = 0, sb = 0;
+  for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) {
+    se += __ldcg(&partials[2 * b]);
+    sb += __ldcg(&partials[2 * b + 1]);
+  }
+  se = block_sum(se, scratch);
+  sb = block_sum(sb, scratch);
+  if (threadIdx.x == 0) {
+    const double n = double(n_int > 0 ? n_int : 1), k = double(n_bnd > 0 ? n_bnd : 1);
+    scalars->loss = 0.5 * se / n + 0.5 * penalty * sb / k;
+    scalars->rms_interior = sqrt(se / n);
+    scalars->rms_boundary = sqrt(sb / k);
+    *counter = 0u;
+  }
+}
+
+template <class T, int D, int R>
 __global__ void __launch_bounds__(kResThreads)
     residual_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
                     const T* __restrict__ theta, int m, int chunk, T* __restrict__ res,
-                    T* __restrict__ chunk_sums, double* __restrict__ partials) {
-  constexpr int R = kResRowsPerThread;
+                    T* __restrict__ chunk_sums, double* __restrict__ partials, double penalty,
+                    DeviceScalars* scalars, unsigned* counter) {
   __shared__ T s_c[kResChunk * D], s_ia2[kResChunk], s_w[kResChunk], s_wia2[kResChunk];
   __shared__ double scratch[32];
   const int k0 = blockIdx.y * chunk;
@@ -78,7 +113,7 @@ __global__ void __launch_bounds__(kResThreads)
   T xr[R][D], sum[R];
 #pragma unroll
   for (int q = 0; q < R; ++q) {
-    row[q] = blockIdx.x * kResTileRows + q * kResThreads + threadIdx.x;
+    row[q] = blockIdx.x * (kResThreads * R) + q * kResThreads + threadIdx.x;
     active[q] = row[q] < rows;
     interior[q] = row[q] < n_int;
     sum[q] = T(0);
@@ -124,6 +159,7 @@ __global__ void __launch_bounds__(kResThreads)
     partials[2 * blockIdx.x] = se;
     partials[2 * blockIdx.x + 1] = sb;
   }
+  if (scalars) finalize_in_last_block(partials, n_int, rows - n_int, penalty, scalars, counter, scratch);
 }
 
 // res = Σ_chunks chunk_sums − target (chunk order), and the per-block loss partials. Blocks of
@@ -132,7 +168,8 @@ template <class T>
 __global__ void __launch_bounds__(kResTileRows)
     residual_combine_kernel(int n_int, int rows, int chunks, const T* __restrict__ chunk_sums,
                             const T* __restrict__ target, T* __restrict__ res,
-                            double* __restrict__ partials) {
+                            double* __restrict__ partials, double penalty, DeviceScalars* scalars,
+                            unsigned* counter) {
   __shared__ double scratch[32];
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   double se = 0, sb = 0;
@@ -149,6 +186,7 @@ __global__ void __launch_bounds__(kResTileRows)
     partials[2 * blockIdx.x] = se;
     partials[2 * blockIdx.x + 1] = sb;
   }
+  if (scalars) finalize_in_last_block(partials, n_int, rows - n_int, penalty, scalars, counter, scratch);
 }
 
 template <class T>
@@ -242,12 +280,26 @@ __global__ void __launch_bounds__(kRowThreads)
 
 }  // namespace
 
-int residual_blocks(int rows) { return std::max(1, (rows + kResTileRows - 1) / kResTileRows); }
+// Small passes (< kResSplitMinPairs point–neuron pairs) are latency-bound: one row per thread
+// and chunks of ≥ 8 neurons, so that ~a block per SM works on them; large ones take four rows per
+// thread (register tiling) and chunks only where the row tiles alone leave SMs idle.
+bool residual_small(int rows, int m) { return double(rows) * m < kResSplitMinPairs; }
+int residual_tiles(int rows, int r) {
+  return std::max(1, (rows + kResThreads * r - 1) / (kResThreads * r));
+}
 
-// Neurons per block: all of them (≤ 256) when the row tiles alone fill the GPU, else split so
-// that tiles × chunks ≥ kResMinBlocks, never below 32 neurons per chunk.
+// Upper bound of the blocks writing loss partials (one row per thread).
+int residual_blocks(int rows) { return residual_tiles(rows, 1); }
+
+// Neurons per block.
 int residual_chunk(int rows, int m) {
-  const int tiles = residual_blocks(rows);
+  if (m <= 0) return 1;
+  if (residual_small(rows, m)) {
+    const int tiles = residual_tiles(rows, 1);
+    const int chunks = std::max(1, std::min((kResSmallBlocks + tiles - 1) / tiles, (m + 7) / 8));
+    return (m + chunks - 1) / chunks;
+  }
+  const int tiles = residual_tiles(rows, kResRowsPerThread);
   int chunks = std::max(1, (m + kResChunk - 1) / kResChunk);
   if (tiles * chunks < kResMinBlocks)
     chunks = std::max(chunks, std::min((kResMinBlocks + tiles - 1) / tiles, (m + 31) / 32));
@@ -256,17 +308,29 @@ int residual_chunk(int rows, int m) {
 
 template <class T, int D>
 void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
-                      int m, T* res, T* chunk_sums, double* partials) {
-  const int rows = pts.rows(), tiles = residual_blocks(rows);
+                      int m, T* res, T* chunk_sums, double* partials, const LossFinalize* loss,
+                      unsigned* counter) {
+  const int rows = pts.rows();
+  const bool small = residual_small(rows, m);
+  const int tiles = residual_tiles(rows, small ? 1 : kResRowsPerThread);
   const int chunk = residual_chunk(rows, m);
   const int chunks = m > 0 ? (m + chunk - 1) / chunk : 1;
-  residual_kernel<T, D><<<dim3(tiles, chunks), kResThreads, 0, stream>>>(
-      pts.n_int, rows, x, target, theta, m, chunk, res, chunk_sums, partials);
+  DeviceScalars* scalars = loss ? loss->scalars : nullptr;
+  const double penalty = loss ? loss->penalty : 0.0;
+  DeviceScalars* direct = chunks > 1 ? nullptr : scalars;
+  if (small)
+    residual_kernel<T, D, 1><<<dim3(tiles, chunks), kResThreads, 0, stream>>>(
+        pts.n_int, rows, x, target, theta, m, chunk, res, chunk_sums, partials, penalty, direct,
+        counter);
+  else
+    residual_kernel<T, D, kResRowsPerThread><<<dim3(tiles, chunks), kResThreads, 0, stream>>>(
+        pts.n_int, rows, x, target, theta, m, chunk, res, chunk_sums, partials, penalty, direct,
+        counter);
   CUDA_CHECK_LAUNCH("residual_kernel");
   if (chunks > 1) {
-    residual_combine_kernel<T><<<tiles, kResTileRows, 0, stream>>>(pts.n_int, rows, chunks,
-                                                                   chunk_sums, target, res,
-                                                                   partials);
+    const int combine_blocks = (rows + kResTileRows - 1) / kResTileRows;
+    residual_combine_kernel<T><<<std::max(1, combine_blocks), kResTileRows, 0, stream>>>(
+        pts.n_int, rows, chunks, chunk_sums, target, res, partials, penalty, scalars, counter);
     CUDA_CHECK_LAUNCH("residual_combine_kernel");
   }
 }
@@ -312,7 +376,7 @@ void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T*
 
 #define RBFPDE_INSTANTIATE(T, D)                                                                  \
   template void launch_residuals<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T*, \
-                                       T*, double*);                                              \
+                                       T*, double*, const LossFinalize*, unsigned*);              \
   template void launch_features<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, \
                                       T*, T*);                                                    \
   template void launch_evaluate<T, D>(Stream, int, const T*, const T*, int, T*, T*);

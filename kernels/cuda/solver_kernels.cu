@@ -7,6 +7,7 @@
 //   napkin math: cg_step touches 5 vectors of m entries (m = 1024: 40 KB, L2-resident, ~3 µs,
 //   latency-bound); cg_single_block at m ≤ 128 holds A (≤ 128 KB in double) in shared memory and
 //   does 2m² + 10m FLOPs per iteration on one SM (≈ 1 µs per iteration).
+#include <algorithm>
 #include <cfloat>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -36,6 +37,19 @@ __global__ void symmetrize_lower_kernel(T* a, int m) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;  // row
   const int j = blockIdx.y * blockDim.y + threadIdx.y;  // column
   if (i < m && j < m && i < j) a[i + std::size_t(j) * m] = a[j + std::size_t(i) * m];
+}
+
+// a = Σ_s partials[s] (lower triangle, slabs in order), then a's upper triangle = its lower.
+template <class T>
+__global__ void sum_slabs_symmetric_kernel(const T* __restrict__ partials, int slabs, T* a, int m) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // row
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;  // column
+  if (i >= m || j >= m || i < j) return;
+  const std::size_t mm = std::size_t(m) * m, e = i + std::size_t(j) * m;
+  T sum = T(0);
+  for (int s = 0; s < slabs; ++s) sum += partials[s * mm + e];
+  a[e] = sum;
+  a[j + std::size_t(i) * m] = sum;
 }
 
 template <class T>
@@ -186,6 +200,32 @@ __global__ void __launch_bounds__(kVectorThreads)
 }
 
 template <class T>
+__global__ void __launch_bounds__(256)
+    lm_system_kernel(const T* __restrict__ jtj, const T* __restrict__ jtr, T* __restrict__ a,
+                     T* __restrict__ delta, int p, const T* __restrict__ mu_ptr) {
+  __shared__ T scratch[32];
+  T local_max = jtj[0];
+  for (int i = threadIdx.x; i < p; i += blockDim.x) {
+    const T v = jtj[i + std::size_t(i) * p];
+    local_max = v > local_max ? v : local_max;
+  }
+  const T max_diag = block_max(local_max, scratch);
+  const T scaled = max_diag * T(1e-12);
+  const T floor = scaled < Limits<T>::min_normal() ? Limits<T>::min_normal() : scaled;
+  const T mu = *mu_ptr;
+  const std::size_t pp = std::size_t(p) * p;
+  for (std::size_t e = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; e < pp;
+       e += std::size_t(gridDim.x) * blockDim.x) {
+    const int i = int(e % p), j = int(e / p);
+    T v = jtj[e];
+    if (i == j) v += mu * (v < floor ? floor : v);
+    a[e] = v;
+  }
+  if (blockIdx.x == 0)
+    for (int i = threadIdx.x; i < p; i += blockDim.x) delta[i] = -jtr[i];
+}
+
+template <class T>
 __global__ void negate_kernel(const T* __restrict__ in, T* __restrict__ out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = -in[i];
@@ -235,6 +275,15 @@ void launch_symmetrize_lower(Stream stream, T* a, int m) {
 }
 
 template <class T>
+void launch_sum_slabs_symmetric(Stream stream, const T* partials, int slabs, T* a, int m) {
+  if (m == 0) return;
+  const dim3 block(32, 8);
+  const dim3 grid((m + 31) / 32, (m + 7) / 8);
+  sum_slabs_symmetric_kernel<T><<<grid, block, 0, stream>>>(partials, slabs, a, m);
+  CUDA_CHECK_LAUNCH("sum_slabs_symmetric_kernel");
+}
+
+template <class T>
 void launch_add_to_diagonal(Stream stream, T* a, int m, T value) {
   if (m == 0) return;
   add_to_diagonal_kernel<T><<<(m + 255) / 256, 256, 0, stream>>>(a, m, value);
@@ -274,6 +323,16 @@ void launch_lm_damp(Stream stream, const T* jtj, T* a, int p, T mu) {
 }
 
 template <class T>
+void launch_lm_system(Stream stream, const T* jtj, const T* jtr, T* a, T* delta, int p,
+                      const T* mu) {
+  if (p == 0) return;
+  const std::size_t pp = std::size_t(p) * p;
+  const int blocks = int(std::min<std::size_t>((pp + 255) / 256, 264));
+  lm_system_kernel<T><<<blocks, 256, 0, stream>>>(jtj, jtr, a, delta, p, mu);
+  CUDA_CHECK_LAUNCH("lm_system_kernel");
+}
+
+template <class T>
 void launch_negate(Stream stream, const T* in, T* out, int n) {
   if (n == 0) return;
   negate_kernel<T><<<(n + 255) / 256, 256, 0, stream>>>(in, out, n);
@@ -298,12 +357,14 @@ void launch_accept_weights(Stream stream, const T* solution, const int* info, T*
 #define RBFPDE_INSTANTIATE(T)                                                                  \
   template void launch_symmetrize_lower<T>(Stream, T*, int);                                   \
   template void launch_add_to_diagonal<T>(Stream, T*, int, T);                                 \
+  template void launch_sum_slabs_symmetric<T>(Stream, const T*, int, T*, int);                 \
   template void launch_cg_single_block<T>(Stream, const T*, const T*, T*, int, int, double,    \
                                           CgState*);                                           \
   template void launch_cg_init<T>(Stream, const T*, const T*, T*, int, int, double, CgState*); \
   template void launch_cg_step<T>(Stream, const T*, T*, T*, T*, int, int, CgState*);           \
   template void launch_lm_damp<T>(Stream, const T*, T*, int, T);                               \
   template void launch_negate<T>(Stream, const T*, T*, int);                                   \
+  template void launch_lm_system<T>(Stream, const T*, const T*, T*, T*, int, const T*);        \
   template void launch_lm_apply<T>(Stream, const T*, const T*, const int*, T*, int, int, T,    \
                                    DeviceScalars*);                                            \
   template void launch_accept_weights<T>(Stream, const T*, const int*, T*, int, DeviceScalars*);

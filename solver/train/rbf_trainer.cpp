@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "solver/train/rbf_model.hpp"
 #include "solver/train/training_rules.hpp"
@@ -14,6 +15,11 @@ using namespace training_rules;
 // A centre this many bounding-box diagonals outside the box contributes exp(−10⁴) at most:
 // only an exploded step puts it there.
 constexpr double kCentreEscape = 100;
+
+template <class T>
+constexpr double min_damping() {
+  return 5.0 * std::numeric_limits<T>::epsilon();
+}
 
 }  // namespace
 
@@ -84,7 +90,7 @@ std::string RbfTrainer<T>::unsound(const RbfParameters<T>& p) const {
 
 template <class T>
 TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const ReportFn<T>& report,
-                                  const StopFn& should_stop) {
+                                  const StopFn& should_stop, bool solve_initial_weights) {
   TrainOutcome out;
   const auto start = Clock::now();
   state_ = TrainerState<T>{};
@@ -92,10 +98,10 @@ TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const Re
   state_.mu = config_.training.lm_damping;
   backend_.set_parameters(convert_parameters<T>(initial));
   draw_batch(out.times);
-  // Least-squares weights for the initial centres: both methods start from the best weights
-  // the initial network can have, as the reference LM run did.
+  // Least-squares weights for fresh centres: both methods start from the best weights the
+  // initial network can have, as the reference LM run did. A trained model keeps its own.
   auto t0 = Clock::now();
-  backend_.solve_weights_direct(T(0));
+  if (solve_initial_weights) backend_.solve_weights_direct(T(0));
   out.times.weights += since(t0);
   state_.reference_loss = backend_.residuals().loss;
   state_.params = backend_.parameters();
@@ -117,6 +123,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
                                 const StopFn& should_stop) {
   const TrainingConfig& tc = config_.training;
   const bool lm = tc.method == "lm";
+  const double kMinDamping = min_damping<T>();
   const auto start = Clock::now();
   const double seconds_before = state_.seconds;
   const int report_every = std::max(1, config_.output.report_every);
@@ -147,7 +154,8 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
         after = backend_.lm_try(T(state_.mu));
         if (finite(after) && after.loss < before.loss) {
           accepted = true;
-          state_.mu = std::max(state_.mu * 0.1, 1e-15);
+          // Below a few ulps of the scalar the damping no longer regularises anything.
+          state_.mu = std::max(state_.mu * 0.1, kMinDamping);
           break;
         }
         backend_.lm_reject();

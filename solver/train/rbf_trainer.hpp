@@ -63,11 +63,11 @@ class RbfTrainer {
  public:
   RbfTrainer(const Config& config, const Problem& problem, RbfBackend<T>& backend);
 
-  // Starts from `initial` (least-squares weights are solved on the first batch) and trains
-  // until a stopping rule holds. Divergence is not thrown: the outcome says so and the backend
-  // holds the last parameters found sound at a report.
+  // Starts from `initial` (with `solve_initial_weights`, least-squares weights are solved on
+  // the first batch) and trains until a stopping rule holds. Divergence is not thrown: the
+  // outcome says so and the backend holds the last parameters found sound at a report.
   TrainOutcome train(const RbfParameters<double>& initial, const ReportFn<T>& report,
-                     const StopFn& should_stop = {});
+                     const StopFn& should_stop = {}, bool solve_initial_weights = true);
   // Continues from a state saved by state() after an earlier train()/resume().
   TrainOutcome resume(const TrainerState<T>& state, const ReportFn<T>& report,
                       const StopFn& should_stop = {});

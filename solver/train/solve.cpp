@@ -21,6 +21,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+void output_note(const SolveOptions& options, const std::string& text) {
+  if (options.progress && !options.quiet) *options.progress << text << "\n";
+}
+
 template <class T>
 std::unique_ptr<RbfBackend<T>> make_backend(const std::string& which, const BackendOptions& opt) {
   if (which == "cuda") return make_cuda_backend<T>(opt);
@@ -62,7 +66,12 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   bopt.min_width = minimum_width(problem.domain());
   std::unique_ptr<RbfBackend<T>> backend = make_backend<T>(backend_name, bopt);
   result.device = backend->device_name();
-  backend->set_problem(problem);
+  try {
+    backend->set_problem(problem);
+  } catch (const std::runtime_error& e) {
+    // Drawing batches on the device is an optimisation: without it the host samples them.
+    output_note(options, std::string("note: batches will be sampled on the host: ") + e.what());
+  }
 
   RunOutput output(config, problem, options);
   // A starting model is read before anything is written, so a bad file costs nothing.
@@ -95,7 +104,8 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   if (options.resume) {
     result.outcome = trainer.resume(resumed.state, report, options.should_stop);
   } else {
-    result.outcome = trainer.train(initial, report, options.should_stop);
+    result.outcome = trainer.train(initial, report, options.should_stop,
+                                   config.model.init_from.empty());
   }
 
   // The final report left u and Δu of the final parameters on the grid.

@@ -64,9 +64,9 @@ TEST(ShippedConfigs, LevenbergMarquardtSeed) {
   const Config c = load_config(shipped_config("poisson2d_seed_lm.yaml"));
   EXPECT_EQ(c.name, "poisson2d_seed_lm");
   EXPECT_EQ(c.training.method, "lm");
-  EXPECT_EQ(c.training.max_cycles, 300);
-  EXPECT_EQ(c.training.points_interior, 176);
-  EXPECT_EQ(c.training.points_boundary, 48);
+  EXPECT_EQ(c.training.max_cycles, 500);
+  EXPECT_EQ(c.training.points_interior, 400);
+  EXPECT_EQ(c.training.points_boundary, 100);
   EXPECT_EQ(c.training.resample_every, 1);
   EXPECT_EQ(c.problem.f.text, "sin(pi*x)*sin(pi*y)");
 }

@@ -303,10 +303,10 @@ TEST(CudaMlpBackend, SeedProblemReachesTheCpuBound) {
   ASSERT_TRUE(cuda_mlp_backend_built());
   for (const char* precision : {"double", "float"}) {
     const std::string dir = std::string(RBFPDE_TEST_TMP) + "/mlp_cuda_seed_" + precision;
-    const Config config = load_config(
-        std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d_seed_mlp.yaml",
-        {"output.directory=" + dir, "training.max_cycles=2500",
-         std::string("compute.precision=") + precision});
+    const Config config =
+        load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d_seed_mlp.yaml",
+                    {"output.directory=" + dir, "training.max_cycles=2500",
+                     std::string("compute.precision=") + precision});
     const Problem problem = Problem::build(config.problem);
     SolveOptions options;
     options.quiet = true;

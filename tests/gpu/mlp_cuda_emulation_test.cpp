@@ -23,8 +23,8 @@ using gpu_test::relative_difference;
 TEST(CudaMlpEmulatedPass, MatchesTheCpuBackend) {
   for (int dim : {2, 3}) {
     for (const char* act : {"tanh", "sin", "sigmoid"}) {
-      for (auto [points, grid, variant] : {std::tuple{3, 5, 0}, std::tuple{8, 2, 0},
-                                           std::tuple{3, 5, 1}, std::tuple{8, 2, 1}}) {
+      for (auto [points, grid, variant] :
+           {std::tuple{3, 5, 0}, std::tuple{8, 2, 0}, std::tuple{3, 5, 1}, std::tuple{8, 2, 1}}) {
         SCOPED_TRACE(std::string(act) + " " + std::to_string(dim) + "D, tiles of " +
                      std::to_string(points) + ", " + std::to_string(grid) + " blocks, variant " +
                      std::to_string(variant));
@@ -88,8 +88,8 @@ TEST(CudaMlpEmulatedPass, MatchesTheCpuBackend) {
         ev.out_u = u.data();
         ev.out_grad = grad.data();
         ev.out_lap = lap.data();
-        gpu::emulate_mlp_pass(net, gpu::emulated_mlp_tiling(net, 157, 0, false, points, grid, variant),
-                              ev);
+        gpu::emulate_mlp_pass(
+            net, gpu::emulated_mlp_tiling(net, 157, 0, false, points, grid, variant), ev);
         EXPECT_LE(relative_difference(u, u_cpu), 1e-12);
         EXPECT_LE(relative_difference(grad, grad_cpu), 1e-12);
         EXPECT_LE(relative_difference(lap, lap_cpu), 1e-12);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -240,10 +241,16 @@ TEST(CpuBackend, GdStepMovesAlongNegativeGradientAndClampsWidths) {
   const double eta = 1e-3;
   be->gd_steps(1, eta);
   const RbfParameters<double> q = be->parameters();
-  for (std::size_t i = 0; i < p.centres.size(); ++i)
-    EXPECT_NEAR(q.centres[i], p.centres[i] - eta * g.centres[i], 1e-14);
-  for (std::size_t k = 0; k < p.widths.size(); ++k)
-    EXPECT_NEAR(q.widths[k], std::max(0.2, p.widths[k] - eta * g.widths[k]), 1e-14);
+  // η∇I, each neuron's centre step shortened to a quarter of its width, its width step too.
+  for (std::size_t k = 0; k < p.widths.size(); ++k) {
+    const double limit = 0.25 * p.widths[k];
+    const double sx = eta * g.centres[2 * k], sy = eta * g.centres[2 * k + 1];
+    const double scale = std::min(1.0, limit / std::hypot(sx, sy));
+    EXPECT_NEAR(q.centres[2 * k], p.centres[2 * k] - scale * sx, 1e-14);
+    EXPECT_NEAR(q.centres[2 * k + 1], p.centres[2 * k + 1] - scale * sy, 1e-14);
+    const double sa = std::clamp(eta * g.widths[k], -limit, limit);
+    EXPECT_NEAR(q.widths[k], std::max(0.2, p.widths[k] - sa), 1e-14);
+  }
   EXPECT_EQ(q.weights, p.weights);
   be->set_parameters(p);
   be->gd_steps(1, 1e6);  // an absurd step drives widths to the clamp, never below

@@ -51,7 +51,11 @@ TEST(Regression, Cube3dLm) { expect_bound("cube3d", 1e-2); }                    
 
 TEST(Regression, FloatPrecisionSeedLm) {
   // Single precision loses the last digits of the LM normal equations; it still gets close.
-  expect_bound("poisson2d_seed_lm", 5e-4, {"compute.precision=float"});  // measured 9.9e-5
+  // The seed's 224 points and 300 iterations: with the config's 500 points float LM takes a
+  // step near iteration 90 that fits the batch and wrecks the network (configs/README.md).
+  expect_bound("poisson2d_seed_lm", 5e-4,
+               {"compute.precision=float", "training.points.interior=176",
+                "training.points.boundary=48", "training.max_cycles=300"});  // measured 9.9e-5
 }
 
 TEST(Regression, SameSeedSameResult) {

@@ -1,0 +1,147 @@
+// Training iterations per second of the CUDA MLP backend (kernels/cuda/mlp_*.cu) on the
+// benchmark network 2-50-50-50-50-1 tanh, float and double, at 1200 + 120 and 16384 + 1024
+// points of the seed problem (a fixed batch, as bench/jax_mlp.py's default), λ = 100, Adam 1e-3.
+// One iteration = loss + gradient + Adam update.
+//   graph    = train_steps(200): 200 steps captured as one CUDA graph, one host sync (what the
+//              trainer runs between reports);
+//   stepwise = 200 × (loss_and_gradient() + adam_step()), a host sync per step.
+// Wall clock, median of 7 repeats after a warm-up repeat (which also captures the graph).
+// Napkin: ≈ 6·P·((d+2)·N + K) FLOPs per step (forward GEMMs 2·P per column, backward twice
+// that; P = 7851): 0.23 GFLOP at 1200 + 120, 3.1 GFLOP at 16384 + 1024.
+#if !defined(RBFPDE_HAVE_CUDA_MLP)
+#include <cstdio>
+int main() {
+  std::printf("built without the CUDA MLP backend: nothing to time\n");
+  return 0;
+}
+#else
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/mlp_backend.hpp"
+#include "problems/problem.hpp"
+#include "problems/random.hpp"
+#include "solver/train/mlp_model.hpp"
+
+namespace {
+
+using namespace rbfpde;
+
+constexpr int kSteps = 200, kRepeats = 7;
+
+Problem seed_problem() {
+  ProblemSpec spec;
+  spec.dim = 2;
+  spec.domain.type = "rectangle";
+  spec.domain.min = {0.0, 0.0};
+  spec.domain.max = {1.0, 1.0};
+  spec.f.text = "sin(pi*x)*sin(pi*y)";
+  spec.f.key = "problem.equation.f";
+  BoundarySpec b;
+  b.value.text = "0";
+  spec.boundary.push_back(b);
+  return Problem::build(spec);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return 0.5 * (v[(v.size() - 1) / 2] + v[v.size() / 2]);
+}
+
+// Iterations per second of body() (which runs kSteps steps), median over kRepeats.
+double iterations_per_second(const std::function<void()>& body) {
+  body();  // warm-up
+  std::vector<double> rate;
+  for (int r = 0; r < kRepeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rate.push_back(kSteps / s);
+  }
+  return median(rate);
+}
+
+template <class T>
+void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) {
+  MlpShape shape;  // 2-50-50-50-50-1 tanh
+  shape.input_min = {0.0, 0.0};
+  shape.input_max = {1.0, 1.0};
+  const MlpOptions opt = mlp_backend_options(shape, 100.0);
+  auto backend = make_cuda_mlp_backend<T>(opt);
+  Rng init(7);
+  const std::vector<double> theta0 = initial_mlp_parameters(shape, init);
+  const std::vector<T> theta(theta0.begin(), theta0.end());
+  Rng rng(1);
+  CollocationBatch batch;
+  problem.sample(rng, std::size_t(n_int), std::size_t(n_bnd), batch);
+  backend->set_parameters(theta);
+  backend->set_batch(batch);
+
+  long t = 0;
+  std::vector<typename MlpBackend<T>::AdamStepArgs> steps(kSteps);
+  std::vector<LossParts> losses;
+  const double graph = iterations_per_second([&] {
+    for (auto& s : steps) s = {T(1e-3), ++t};
+    losses.clear();
+    backend->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, losses);
+  });
+  const double first_loss = losses.front().loss, last_loss = losses.back().loss;
+  const double stepwise = iterations_per_second([&] {
+    for (int i = 0; i < kSteps; ++i) {
+      backend->loss_and_gradient();
+      backend->adam_step(T(1e-3), T(0.9), T(0.999), T(1e-8), ++t);
+    }
+  });
+  const double flops = 6.0 * double(shape.parameter_count()) * (4.0 * n_int + n_bnd);
+  const gpu::MlpTiling tiling =
+      gpu::plan_mlp_tiling(gpu::make_mlp_net_view<T>(opt), n_int, n_bnd, true);
+  std::printf("| %s | %d + %d | %.0f | %.0f | %.1f | %d / %d pts / %d blocks | %.3g → %.3g |\n",
+              precision, n_int, n_bnd, graph, stepwise, graph * flops * 1e-12, tiling.variant,
+              tiling.points, tiling.grid, first_loss, last_loss);
+}
+
+}  // namespace
+
+int main() {
+  if (!cuda_device_available()) {
+    std::printf("no CUDA device: nothing to time\n");
+    return 0;
+  }
+  const Problem problem = seed_problem();
+  auto probe = make_cuda_mlp_backend<float>(MlpOptions{});
+  std::printf("device: %s\n", probe->device_name().c_str());
+  probe.reset();
+  std::printf(
+      "| precision | points N + K | it/s (graph, 200 steps/sync) | it/s (sync per step) | "
+      "TFLOP/s (graph) | variant / tile / grid | loss over the last repeat |\n"
+      "|---|---|---|---|---|---|---|\n");
+  for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
+    bench<float>("float", problem, n, k);
+    bench<double>("double", problem, n, k);
+  }
+  // The other kernel variant, and tiles smaller than the planner's choice (mlp_kernels.cu).
+  std::printf("\nvariant 0 (4 × 4 micro-tiles, 256 threads; RBFPDE_MLP_VARIANT=0)\n");
+  setenv("RBFPDE_MLP_VARIANT", "0", 1);
+  for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
+    bench<float>("float", problem, n, k);
+    bench<double>("double", problem, n, k);
+  }
+  unsetenv("RBFPDE_MLP_VARIANT");
+  for (const char* p : {"8", "4"}) {
+    std::printf("\ndefault variant, at most %s points per tile (RBFPDE_MLP_TILE_POINTS)\n", p);
+    setenv("RBFPDE_MLP_TILE_POINTS", p, 1);
+    for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
+      bench<float>("float", problem, n, k);
+      bench<double>("double", problem, n, k);
+    }
+  }
+  unsetenv("RBFPDE_MLP_TILE_POINTS");
+  return 0;
+}
+#endif

@@ -1,0 +1,387 @@
+// The CUDA MLP backend (DESIGN.md §3): parameters, Adam moments, the batch and every activation
+// stay on the device; the kernels are in mlp_kernels.cu. One loss+gradient+Adam step is two
+// kernels (the fused pass, then the fixed-order reduction with Adam); train_steps() captures a
+// chunk of K steps as one CUDA graph (the per-step learning rates and bias corrections in a small
+// device array, the early stop in a device flag), so that the host syncs once per chunk.
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/mlp_backend.hpp"
+
+namespace rbfpde {
+namespace {
+
+using gpu::DeviceBuffer;
+
+// Pinned host memory for the per-chunk transfers (owning, not copyable).
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t n) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMallocHost(&p, n * sizeof(T)));
+    ptr_ = static_cast<T*>(p);
+  }
+  ~PinnedBuffer() {
+    if (ptr_ && cudaFreeHost(ptr_) != cudaSuccess)
+      std::fprintf(stderr, "rbfpde: cudaFreeHost failed\n");
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  T* data() { return ptr_; }
+  T& operator[](std::size_t i) { return ptr_[i]; }
+
+ private:
+  T* ptr_ = nullptr;
+};
+
+// Steps one graph holds at most; longer requests run as several graphs.
+constexpr int kMaxGraphSteps = 1000;
+
+template <class T>
+class CudaMlpBackend final : public MlpBackend<T> {
+ public:
+  using typename MlpBackend<T>::AdamStepArgs;
+
+  explicit CudaMlpBackend(const MlpOptions& options)
+      : penalty_(T(options.penalty)),
+        consts_host_(3 * kMaxGraphSteps),
+        losses_host_(3 * kMaxGraphSteps),
+        halt_host_(2) {
+    net_ = gpu::make_mlp_net_view<T>(options);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    const std::size_t np = std::size_t(net_.n_params);
+    theta_.resize(np);
+    grad_.resize(np);
+    m_.resize(np);
+    v_.resize(np);
+    consts_.resize(3 * kMaxGraphSteps);
+    losses_.resize(3 * kMaxGraphSteps);
+    halt_.resize(2);
+    counter_.resize(1);
+    CUDA_CHECK(cudaMemsetAsync(theta_.data(), 0, theta_.bytes(), stream_));
+    CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, counter_.bytes(), stream_));
+    zero_optimiser();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  ~CudaMlpBackend() override {
+    clear_graphs();
+    if (stream_ && cudaStreamDestroy(stream_) != cudaSuccess)
+      std::fprintf(stderr, "rbfpde: cudaStreamDestroy failed\n");
+  }
+
+  std::string name() const override { return "cuda"; }
+  std::string device_name() const override {
+    int dev = 0;
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    return prop.name;
+  }
+
+  void set_parameters(const std::vector<T>& flat) override {
+    if (flat.size() != theta_.size())
+      throw std::invalid_argument("expected " + std::to_string(theta_.size()) +
+                                  " MLP parameters, got " + std::to_string(flat.size()));
+    CUDA_CHECK(cudaMemcpyAsync(theta_.data(), flat.data(), theta_.bytes(), cudaMemcpyHostToDevice,
+                               stream_));
+    zero_optimiser();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  std::vector<T> parameters() const override { return download(theta_); }
+
+  void set_batch(const CollocationBatch& batch) override {
+    if (batch.dim != net_.dim) throw std::invalid_argument("batch of the wrong dimension");
+    n_int_ = int(batch.n_interior());
+    n_bnd_ = int(batch.n_boundary());
+    const void* before[] = {x_int_.data(), f_.data(), x_bnd_.data(),   p_.data(),
+                            e_.data(),     b_.data(), partials_.data()};
+    upload(batch.interior, x_int_);
+    upload(batch.f, f_);
+    upload(batch.boundary, x_bnd_);
+    upload(batch.p, p_);
+    e_.resize(std::size_t(n_int_));
+    b_.resize(std::size_t(n_bnd_));
+    const gpu::MlpTiling old = tiling_;
+    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true);
+    partials_.resize(std::size_t(tiling_.grid) * std::size_t(net_.n_params));
+    const void* after[] = {x_int_.data(), f_.data(), x_bnd_.data(),   p_.data(),
+                           e_.data(),     b_.data(), partials_.data()};
+    // The graphs hold the buffers' addresses and the tiling: recapture when either changed.
+    if (std::memcmp(before, after, sizeof(before)) != 0 || old.grid != tiling_.grid ||
+        old.points != tiling_.points || old.tiles_interior != tiling_.tiles_interior ||
+        old.tiles_boundary != tiling_.tiles_boundary)
+      clear_graphs();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  LossParts residuals() override {
+    if (n_int_ + n_bnd_ == 0) return LossParts{};
+    gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(false, 0, nullptr, 0));
+    return read_loss();
+  }
+
+  LossParts loss_and_gradient() override {
+    if (n_int_ + n_bnd_ == 0) {
+      CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      return LossParts{};
+    }
+    gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, 0, nullptr, 0));
+    gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
+                           gpu::MlpAdamArgs<T>{}, nullptr, 0);
+    return read_loss();
+  }
+
+  void gradient(std::vector<T>& g) const override { g = download(grad_); }
+
+  void adam_step(T learning_rate, T beta1, T beta2, T epsilon, long t) override {
+    const T c1 = T(1.0 / (1.0 - std::pow(double(beta1), double(t))));
+    const T c2 = T(1.0 / (1.0 - std::pow(double(beta2), double(t))));
+    gpu::launch_mlp_adam(stream_, net_.n_params, grad_.data(), theta_.data(), m_.data(), v_.data(),
+                         learning_rate, beta1, beta2, epsilon, c1, c2);
+  }
+
+  void residual_vectors(std::vector<T>& e, std::vector<T>& b) const override {
+    e = download(e_);
+    b = download(b_);
+  }
+
+  void evaluate(const std::vector<double>& points, std::vector<double>& u,
+                std::vector<double>& laplacian) override {
+    evaluate_streams(points, &u, nullptr, &laplacian);
+  }
+
+  void evaluate_gradient(const std::vector<double>& points,
+                         std::vector<double>& gradient) override {
+    evaluate_streams(points, nullptr, &gradient, nullptr);
+  }
+
+  int steps_per_sync() const override { return kMaxGraphSteps; }
+
+  // As the default, one graph per chunk of at most kMaxGraphSteps steps; the early stop is the
+  // device flag halt_ (mlp_kernels.hpp), read back with the losses.
+  void train_steps(const std::vector<AdamStepArgs>& steps, T beta1, T beta2, T epsilon,
+                   double stop_below, std::vector<LossParts>& losses) override {
+    if (n_int_ + n_bnd_ == 0) {
+      MlpBackend<T>::train_steps(steps, beta1, beta2, epsilon, stop_below, losses);
+      return;
+    }
+    for (std::size_t first = 0; first < steps.size(); first += kMaxGraphSteps) {
+      const int k = int(std::min<std::size_t>(kMaxGraphSteps, steps.size() - first));
+      for (int i = 0; i < k; ++i) {
+        const AdamStepArgs& s = steps[first + std::size_t(i)];
+        consts_host_[3 * i] = s.learning_rate;
+        consts_host_[3 * i + 1] = T(1.0 / (1.0 - std::pow(double(beta1), double(s.t))));
+        consts_host_[3 * i + 2] = T(1.0 / (1.0 - std::pow(double(beta2), double(s.t))));
+      }
+      halt_host_[0] = INT_MAX;
+      halt_host_[1] = 0;
+      CUDA_CHECK(cudaMemcpyAsync(consts_.data(), consts_host_.data(), 3 * k * sizeof(T),
+                                 cudaMemcpyHostToDevice, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(halt_.data(), halt_host_.data(), 2 * sizeof(int),
+                                 cudaMemcpyHostToDevice, stream_));
+      CUDA_CHECK(cudaGraphLaunch(graph_for(k, beta1, beta2, epsilon, stop_below), stream_));
+      CUDA_CHECK(cudaMemcpyAsync(losses_host_.data(), losses_.data(), 3 * k * sizeof(double),
+                                 cudaMemcpyDeviceToHost, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(halt_host_.data(), halt_.data(), 2 * sizeof(int),
+                                 cudaMemcpyDeviceToHost, stream_));
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      const int done = halt_host_[0] == INT_MAX ? k : halt_host_[0] + 1;
+      for (int i = 0; i < done; ++i)
+        losses.push_back(
+            LossParts{losses_host_[3 * i], losses_host_[3 * i + 1], losses_host_[3 * i + 2]});
+      if (done < k || halt_host_[0] != INT_MAX) return;
+    }
+  }
+
+ private:
+  struct Graph {
+    cudaGraphExec_t exec = nullptr;
+    T beta1 = 0, beta2 = 0, epsilon = 0;
+    double stop_below = 0;
+  };
+
+  void zero_optimiser() {
+    CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
+    CUDA_CHECK(cudaMemsetAsync(m_.data(), 0, m_.bytes(), stream_));
+    CUDA_CHECK(cudaMemsetAsync(v_.data(), 0, v_.bytes(), stream_));
+  }
+
+  template <class U>
+  std::vector<U> download(const DeviceBuffer<U>& buf) const {
+    std::vector<U> out(buf.size());
+    if (!out.empty())
+      CUDA_CHECK(
+          cudaMemcpyAsync(out.data(), buf.data(), buf.bytes(), cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return out;
+  }
+
+  // Converts to T and copies; synchronous with respect to the host vector's lifetime.
+  void upload(const std::vector<double>& src, DeviceBuffer<T>& dst) {
+    std::vector<T> tmp(src.begin(), src.end());
+    dst.resize(tmp.size());
+    if (!tmp.empty()) {
+      CUDA_CHECK(
+          cudaMemcpyAsync(dst.data(), tmp.data(), dst.bytes(), cudaMemcpyHostToDevice, stream_));
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+  }
+
+  gpu::MlpPassArgs<T> pass_args(bool gradient, int step, int* halt, double stop_below) {
+    gpu::MlpPassArgs<T> a;
+    a.theta = theta_.data();
+    a.x_int = x_int_.data();
+    a.f = f_.data();
+    a.n_int = n_int_;
+    a.x_bnd = x_bnd_.data();
+    a.p = p_.data();
+    a.n_bnd = n_bnd_;
+    a.inv_n = T(1) / T(std::max(n_int_, 1));
+    a.lam_k = penalty_ / T(std::max(n_bnd_, 1));
+    a.penalty = double(penalty_);
+    a.e = e_.data();
+    a.b = b_.data();
+    a.partials = gradient ? partials_.data() : nullptr;
+    a.losses = losses_.data();
+    a.counter = counter_.data();
+    a.halt = halt;
+    a.step = step;
+    a.stop_below = stop_below;
+    return a;
+  }
+
+  LossParts read_loss() {
+    CUDA_CHECK(cudaMemcpyAsync(losses_host_.data(), losses_.data(), 3 * sizeof(double),
+                               cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return LossParts{losses_host_[0], losses_host_[1], losses_host_[2]};
+  }
+
+  cudaGraphExec_t graph_for(int k, T beta1, T beta2, T epsilon, double stop_below) {
+    auto it = graphs_.find(k);
+    if (it != graphs_.end()) {
+      const Graph& g = it->second;
+      if (g.beta1 == beta1 && g.beta2 == beta2 && g.epsilon == epsilon &&
+          g.stop_below == stop_below)
+        return g.exec;
+      CUDA_CHECK(cudaGraphExecDestroy(g.exec));
+      graphs_.erase(it);
+    }
+    gpu::MlpAdamArgs<T> adam;
+    adam.enabled = true;
+    adam.theta = theta_.data();
+    adam.m = m_.data();
+    adam.v = v_.data();
+    adam.beta1 = beta1;
+    adam.beta2 = beta2;
+    adam.epsilon = epsilon;
+    adam.step_consts = consts_.data();
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int i = 0; i < k; ++i) {
+        gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, i, halt_.data(), stop_below));
+        gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
+                               adam, halt_.data(), i);
+      }
+    } catch (...) {
+      cudaGraph_t dropped = nullptr;
+      (void)cudaStreamEndCapture(stream_, &dropped);
+      if (dropped) (void)cudaGraphDestroy(dropped);
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    Graph g;
+    const cudaError_t status = cudaGraphInstantiate(&g.exec, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    CUDA_CHECK(status);
+    g.beta1 = beta1;
+    g.beta2 = beta2;
+    g.epsilon = epsilon;
+    g.stop_below = stop_below;
+    graphs_[k] = g;
+    return g.exec;
+  }
+
+  void clear_graphs() {
+    for (auto& kv : graphs_)
+      if (cudaGraphExecDestroy(kv.second.exec) != cudaSuccess)
+        std::fprintf(stderr, "rbfpde: cudaGraphExecDestroy failed\n");
+    graphs_.clear();
+  }
+
+  void evaluate_streams(const std::vector<double>& points, std::vector<double>* u,
+                        std::vector<double>* gradient, std::vector<double>* laplacian) {
+    const int d = net_.dim;
+    const int n = int(points.size()) / d;
+    upload(points, eval_x_);
+    eval_u_.resize(std::size_t(n));
+    eval_grad_.resize(std::size_t(n) * d);
+    eval_lap_.resize(std::size_t(n));
+    if (n > 0) {
+      const gpu::MlpTiling tiling = gpu::plan_mlp_tiling(net_, n, 0, false);
+      gpu::MlpPassArgs<T> a;
+      a.theta = theta_.data();
+      a.x_int = eval_x_.data();
+      a.n_int = n;
+      a.out_u = eval_u_.data();
+      a.out_grad = eval_grad_.data();
+      a.out_lap = eval_lap_.data();
+      gpu::launch_mlp_pass(stream_, net_, tiling, a);
+    }
+    auto copy = [&](const DeviceBuffer<T>& src, std::vector<double>* dst) {
+      if (!dst) return;
+      const std::vector<T> host = download(src);
+      dst->assign(host.begin(), host.end());
+    };
+    copy(eval_u_, u);
+    copy(eval_grad_, gradient);
+    copy(eval_lap_, laplacian);
+  }
+
+  gpu::MlpNetView<T> net_;
+  T penalty_;
+  cudaStream_t stream_ = nullptr;
+  DeviceBuffer<T> theta_, grad_, m_, v_;
+  DeviceBuffer<T> x_int_, f_, x_bnd_, p_, e_, b_, partials_;
+  DeviceBuffer<T> consts_;
+  DeviceBuffer<double> losses_;
+  DeviceBuffer<int> halt_;
+  DeviceBuffer<unsigned> counter_;
+  DeviceBuffer<T> eval_x_, eval_u_, eval_grad_, eval_lap_;
+  PinnedBuffer<T> consts_host_;
+  PinnedBuffer<double> losses_host_;
+  PinnedBuffer<int> halt_host_;
+  int n_int_ = 0, n_bnd_ = 0;
+  gpu::MlpTiling tiling_;
+  std::map<int, Graph> graphs_;
+};
+
+}  // namespace
+
+bool cuda_mlp_backend_built() { return true; }
+
+template <class T>
+std::unique_ptr<MlpBackend<T>> make_cuda_mlp_backend(const MlpOptions& options) {
+  if (!cuda_device_available())
+    throw std::runtime_error("the CUDA MLP backend was requested but no CUDA device is present");
+  return std::make_unique<CudaMlpBackend<T>>(options);
+}
+
+template std::unique_ptr<MlpBackend<double>> make_cuda_mlp_backend<double>(const MlpOptions&);
+template std::unique_ptr<MlpBackend<float>> make_cuda_mlp_backend<float>(const MlpOptions&);
+
+}  // namespace rbfpde

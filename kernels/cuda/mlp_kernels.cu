@@ -1,0 +1,798 @@
+// The CUDA MLP's kernels (DESIGN.md §3): one fused pass per loss+gradient, one reduction + Adam.
+//
+// mlp_pass_kernel: persistent blocks (variant 0: 256 threads, 4 × 4 output micro-tiles per
+// thread; variant 1, the default: 512 threads, 2 × 4); a block copies θ into shared memory once
+// (W rows padded to 4 for 16-byte loads), then takes tiles of `points` points. Per tile, every
+// layer's stream matrices live in shared memory, a column per (stream, point): for interior tiles
+// the streams are value, d first derivatives and the Laplacian (S = d + 2), for boundary tiles
+// the value (S = 1). Forward: the GEMM Z_l = W_l X_{l−1} (+ b on the value columns) and the
+// elementwise activation of the three streams (mlp_backend.hpp); the Z_l of the hidden layers are
+// kept for the backward pass, the X_l recomputed from them when needed. Backward (as the CPU
+// backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ accumulated in shared memory by the one thread that owns
+// each entry, X̄ = W_lᵀ P̄_l, and the elementwise adjoint of the activation streams in place.
+// Each block ends by writing its gradient accumulators to partials[blockIdx.x]. The last block
+// to finish (an integer ticket) sums Σe², Σb² over the whole batch in a fixed order: same inputs,
+// same bits. plan_mlp_tiling picks the tile size with the fewest waves of resident blocks.
+//
+// mlp_reduce_kernel: 32 parameters a block, 8 warps summing the blocks' partials in a fixed
+// order (coalesced), then the fused Adam update.
+//
+// Napkin math, 2-50-50-50-50-1 (P = 7851 parameters), N interior and K boundary points: forward
+// ≈ 2·P·((d+2)N + K) FLOPs, backward twice that: 0.23 GFLOP at 1200 + 120, 3.1 GFLOP at
+// 16384 + 1024 (≈ 50 µs at the H200's 67 TFLOP/s fp32 vector peak). Bytes: θ (31 KB float) per
+// block from L2, the partials (grid × P) written and read once, points and residuals:
+// negligible. Measured (bench/RESULTS.md, H200): ≈ 8 TFLOP/s float at 16384 + 1024, 60 µs a
+// step at 1200 + 120. Shared memory (θ, the gradient accumulators, 350 stream rows) leaves one
+// block per SM, and a tile's ~26 barrier-separated phases run at most 6–13 warps per SM: the
+// pass is latency-bound, neither FMA- nor bandwidth-bound.
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/mlp_backend.hpp"
+#include "kernels/mlp_math.hpp"
+
+namespace rbfpde::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMicro = 4;  // micro-tile edge of the shared-memory GEMMs
+
+// The block code below also compiles for the host, where emulate_mlp_pass runs it as blocks of
+// one thread (no barriers needed): the tile logic is then testable without a device.
+#if defined(__CUDA_ARCH__)
+#define MLP_TID int(threadIdx.x)
+#define MLP_NTHREADS int(blockDim.x)
+#define MLP_SYNC() __syncthreads()
+#else
+#define MLP_TID 0
+#define MLP_NTHREADS 1
+#define MLP_SYNC() \
+  do {             \
+  } while (0)
+#endif
+#define MLP_HD __host__ __device__ __forceinline__
+
+MLP_HD int imin(int a, int b) { return a < b ? a : b; }
+MLP_HD int imax(int a, int b) { return a > b ? a : b; }
+
+// Four consecutive values from shared memory in 16-byte loads (p 16-byte aligned).
+MLP_HD void load4(const float* p, float (&v)[4]) {
+  const float4 q = *reinterpret_cast<const float4*>(p);
+  v[0] = q.x;
+  v[1] = q.y;
+  v[2] = q.z;
+  v[3] = q.w;
+}
+MLP_HD void load4(const double* p, double (&v)[4]) {
+  const double2 q0 = *reinterpret_cast<const double2*>(p);
+  const double2 q1 = *reinterpret_cast<const double2*>(p + 2);
+  v[0] = q0.x;
+  v[1] = q0.y;
+  v[2] = q1.x;
+  v[3] = q1.y;
+}
+
+template <class T, int R, int C>
+MLP_HD void zero(T (&acc)[R][C]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int j = 0; j < C; ++j) acc[i][j] = T(0);
+}
+
+// The shared-memory GEMMs. Each thread owns an RM × 4 micro-tile of the output (RM = 4 or 2:
+// the kernel variant) and reads its operands in 16-byte loads: row strides (lda, ld) are
+// multiples of 4 elements and every matrix starts 16-byte aligned (pass_shared_elements); the
+// padding columns up to ld may be read (their products land in accumulators never stored).
+
+// out(r, c) = Σ_{k<m} a[r·lda + k] · bmat[k·ld + c] (+ bias[r] on the value columns c < P), for
+// r < n, c < C. Micro-tile: rows RM·rg…, columns 4·cg… (consecutive threads, consecutive
+// columns: conflict-free B loads; A loads along k, broadcast within a row group).
+template <int RM, class T>
+MLP_HD void block_gemm_nn(T* __restrict__ out, const T* __restrict__ a, int lda,
+                          const T* __restrict__ bmat, int n, int m, int C, int ld,
+                          const T* __restrict__ bias, int P) {
+  const int rgs = (n + RM - 1) / RM, cgs = (C + kMicro - 1) / kMicro;
+  for (int item = MLP_TID; item < rgs * cgs; item += MLP_NTHREADS) {
+    const int r0 = (item / cgs) * RM, c0 = (item % cgs) * kMicro;
+    T acc[RM][kMicro];
+    zero(acc);
+    const T* arow[RM];
+#pragma unroll
+    for (int i = 0; i < RM; ++i) arow[i] = a + imin(r0 + i, n - 1) * lda;
+    const T* bcol = bmat + c0;
+    int k = 0;
+    for (; k + 4 <= m; k += 4) {
+      T av[RM][4], bv[4][kMicro];
+#pragma unroll
+      for (int i = 0; i < RM; ++i) load4(arow[i] + k, av[i]);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) load4(bcol + (k + kk) * ld, bv[kk]);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int j = 0; j < kMicro; ++j) acc[i][j] = fma(av[i][kk], bv[kk][j], acc[i][j]);
+    }
+    for (; k < m; ++k) {
+      T bv[kMicro];
+      load4(bcol + k * ld, bv);
+#pragma unroll
+      for (int i = 0; i < RM; ++i) {
+        const T av = arow[i][k];
+#pragma unroll
+        for (int j = 0; j < kMicro; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      const int r = r0 + i;
+      if (r >= n) continue;
+      const T br = bias ? bias[r] : T(0);
+#pragma unroll
+      for (int j = 0; j < kMicro; ++j) {
+        const int c = c0 + j;
+        if (c < C) out[r * ld + c] = acc[i][j] + (c < P ? br : T(0));
+      }
+    }
+  }
+}
+
+// out(r, c) = Σ_{k<m} a[k·lda + r] · bmat[k·ld + c] for r < n, c < C (Aᵀ·B: the adjoint X̄ = WᵀP̄
+// with W row-major, lda its padded row stride ≥ n rounded up to 4).
+template <int RM, class T>
+MLP_HD void block_gemm_tn(T* __restrict__ out, const T* __restrict__ a, int lda,
+                          const T* __restrict__ bmat, int n, int m, int C, int ld) {
+  const int rgs = (n + RM - 1) / RM, cgs = (C + kMicro - 1) / kMicro;
+  for (int item = MLP_TID; item < rgs * cgs; item += MLP_NTHREADS) {
+    const int r0 = (item / cgs) * RM, c0 = (item % cgs) * kMicro;
+    T acc[RM][kMicro];
+    zero(acc);
+    const T* acol = a + r0;
+    const T* bcol = bmat + c0;
+    for (int k = 0; k < m; ++k) {
+      T av[RM], bv[kMicro];
+      if constexpr (RM == 4) {
+        load4(acol + k * lda, av);
+      } else {
+#pragma unroll
+        for (int i = 0; i < RM; ++i) av[i] = acol[k * lda + i];
+      }
+      load4(bcol + k * ld, bv);
+#pragma unroll
+      for (int i = 0; i < RM; ++i)
+#pragma unroll
+        for (int j = 0; j < kMicro; ++j) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+    }
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      const int r = r0 + i;
+      if (r >= n) continue;
+#pragma unroll
+      for (int j = 0; j < kMicro; ++j) {
+        const int c = c0 + j;
+        if (c < C) out[r * ld + c] = acc[i][j];
+      }
+    }
+  }
+}
+
+// g(r, c) += Σ_{col < C} pbar(r, col) · x(c, col) for r < n, c < m (g row-major n × m), and
+// gb(r) += Σ_{col < P} pbar(r, col). Every entry has one owner thread: no races, fixed order.
+// Rows and columns of a micro-tile are interleaved (r = rg + i·rgs) so that consecutive threads
+// read consecutive rows (ld/4 odd: distinct banks); the loads run along the columns.
+template <int RM, class T>
+MLP_HD void block_weight_gradient(T* __restrict__ g, T* __restrict__ gb, const T* __restrict__ pbar,
+                                  const T* __restrict__ x, int n, int m, int C, int ld, int P) {
+  const int rgs = (n + RM - 1) / RM, cgs = (m + kMicro - 1) / kMicro;
+  for (int item = MLP_TID; item < rgs * cgs; item += MLP_NTHREADS) {
+    const int rg = item / cgs, cg = item % cgs;
+    T acc[RM][kMicro];
+    zero(acc);
+    const T* prow[RM];
+    const T* xrow[kMicro];
+#pragma unroll
+    for (int i = 0; i < RM; ++i) prow[i] = pbar + imin(rg + i * rgs, n - 1) * ld;
+#pragma unroll
+    for (int j = 0; j < kMicro; ++j) xrow[j] = x + imin(cg + j * cgs, m - 1) * ld;
+    int col = 0;
+    for (; col + 4 <= C; col += 4) {
+      T pv[RM][4], xv[kMicro][4];
+#pragma unroll
+      for (int i = 0; i < RM; ++i) load4(prow[i] + col, pv[i]);
+#pragma unroll
+      for (int j = 0; j < kMicro; ++j) load4(xrow[j] + col, xv[j]);
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int j = 0; j < kMicro; ++j) acc[i][j] = fma(pv[i][q], xv[j][q], acc[i][j]);
+    }
+    for (; col < C; ++col) {
+#pragma unroll
+      for (int i = 0; i < RM; ++i)
+#pragma unroll
+        for (int j = 0; j < kMicro; ++j) acc[i][j] = fma(prow[i][col], xrow[j][col], acc[i][j]);
+    }
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      const int r = rg + i * rgs;
+      if (r >= n) continue;
+#pragma unroll
+      for (int j = 0; j < kMicro; ++j) {
+        const int c = cg + j * cgs;
+        if (c < m) g[r * m + c] += acc[i][j];
+      }
+    }
+  }
+  for (int r = MLP_TID; r < n; r += MLP_NTHREADS) {
+    T s = T(0);
+    for (int i = 0; i < P; ++i) s += pbar[r * ld + i];
+    gb[r] += s;
+  }
+}
+
+// The input stack of a tile: x' = scale ⊙ x + shift on the value columns, ∂x'/∂x_j = scale_j e_j,
+// Δx' = 0. Points past `count` get x = 0 (finite; their adjoints are zero).
+template <class T>
+MLP_HD void load_input(T* __restrict__ X, const MlpNetView<T>& net, const T* __restrict__ pts,
+                       int start, int count, int P, int S, int ld) {
+  const int d = net.dim;
+  for (int idx = MLP_TID; idx < d * P; idx += MLP_NTHREADS) {
+    const int j = idx / P, i = idx % P;
+    const T x = i < count ? pts[(start + i) * d + j] : T(0);
+    X[j * ld + i] = net.scale[j] * x + net.shift[j];
+    if (S > 1) {
+      for (int s = 1; s <= d; ++s) X[j * ld + s * P + i] = (s - 1 == j) ? net.scale[j] : T(0);
+      X[j * ld + (d + 1) * P + i] = T(0);
+    }
+  }
+}
+
+// X = the activation's streams of Z (n rows): σ(z); σ'(z)·A_j; σ''(z)·Σ A_j² + σ'(z)·C.
+template <class T>
+MLP_HD void activation_forward(T* __restrict__ X, const T* __restrict__ Z, Activation act, int d,
+                               int n, int P, int S, int ld) {
+  for (int idx = MLP_TID; idx < n * P; idx += MLP_NTHREADS) {
+    const int r = idx / P, i = idx % P;
+    const T* z = Z + r * ld + i;
+    T* x = X + r * ld + i;
+    if (S == 1) {
+      T s, d1;
+      activation_value_slope(act, z[0], s, d1);
+      x[0] = s;
+      continue;
+    }
+    const ActivationTerms<T> t = activation_terms(act, z[0]);
+    x[0] = t.s;
+    T sum = T(0);
+    for (int j = 1; j <= d; ++j) {
+      const T a = z[j * P];
+      x[j * P] = t.d1 * a;
+      sum += a * a;
+    }
+    x[(d + 1) * P] = t.d2 * sum + t.d1 * z[(d + 1) * P];
+  }
+}
+
+// In place, X̄ → P̄ through the activation (the CPU backend's formulas):
+//   z̄ = h̄ σ' + Σ_j ḡ_j σ'' A_j + l̄ (σ''' S + σ'' C),  Ā_j = ḡ_j σ' + 2 l̄ σ'' A_j,  C̄ = l̄ σ'.
+template <class T>
+MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Activation act, int d,
+                                int n, int P, int S, int ld) {
+  for (int idx = MLP_TID; idx < n * P; idx += MLP_NTHREADS) {
+    const int r = idx / P, i = idx % P;
+    const T* z = Z + r * ld + i;
+    T* xb = XB + r * ld + i;
+    if (S == 1) {
+      T s, d1;
+      activation_value_slope(act, z[0], s, d1);
+      xb[0] *= d1;
+      continue;
+    }
+    const ActivationTerms<T> t = activation_terms(act, z[0]);
+    const T lbar = xb[(d + 1) * P];
+    const T c = z[(d + 1) * P];
+    T zbar = xb[0] * t.d1;
+    T sum = T(0);
+    for (int j = 1; j <= d; ++j) {
+      const T a = z[j * P];
+      const T gbar = xb[j * P];
+      sum += a * a;
+      zbar += gbar * t.d2 * a;
+      xb[j * P] = gbar * t.d1 + T(2) * lbar * t.d2 * a;
+    }
+    zbar += lbar * (t.d3 * sum + t.d2 * c);
+    xb[0] = zbar;
+    xb[(d + 1) * P] = lbar * t.d1;
+  }
+}
+
+// Σ v² over n values in double, fixed order (strided per thread, then a tree); every thread
+// of the block must call it. The loads bypass L1: other blocks wrote v.
+template <class T>
+__device__ double block_sum_squares(const T* v, int n, double* scratch) {
+  double s = 0;
+  for (int k = threadIdx.x; k < n; k += blockDim.x) {
+    const double x = double(__ldcg(v + k));
+    s += x * x;
+  }
+  scratch[threadIdx.x] = s;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) scratch[threadIdx.x] += scratch[threadIdx.x + w];
+    __syncthreads();
+  }
+  const double r = scratch[0];
+  __syncthreads();
+  return r;
+}
+
+// One block's share of a pass: θ into shared memory `sm`, then tiles block, block + grid, …;
+// ends with the block's gradient accumulators in partials[block] (training passes).
+template <int RM, class T>
+MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const int P, const int ld,
+                       const int tiles_int, const int tiles_total, T* const sm, const int block,
+                       const int grid) {
+  const int np = net.n_params, L = net.layers, d = net.dim;
+  const Activation act = Activation(net.activation);
+  const bool train = a.partials != nullptr;
+  const bool eval = a.out_u != nullptr;
+  int maxw = 1, hidden_rows = 0;
+  for (int l = 0; l <= L; ++l) maxw = imax(maxw, net.sizes[l]);
+  for (int h = 1; h < L; ++h) hidden_rows += net.sizes[h];
+  const int ws_end = (net.ws_size + 3) / 4 * 4, np_end = (np + 3) / 4 * 4;
+  T* const wsh = sm;
+  T* const gsh = sm + ws_end;
+  T* const zbase = gsh + (train ? np_end : 0);  // Z of hidden layer h at zbase + zoff(h)·ld
+  T* const xbuf = zbase + hidden_rows * ld;
+  T* buf_a = xbuf + maxw * ld;
+  T* buf_b = buf_a + maxw * ld;
+  auto zlayer = [&](int h) {
+    int off = 0;
+    for (int k = 1; k < h; ++k) off += net.sizes[k];
+    return zbase + off * ld;
+  };
+
+  for (int l = 0; l < L; ++l) {
+    const int n = net.sizes[l + 1], m = net.sizes[l], mp = net.ws_stride[l];
+    for (int k = MLP_TID; k < n * mp; k += MLP_NTHREADS) {
+      const int r = k / mp, c = k % mp;
+      wsh[net.ws_offset[l] + k] = c < m ? a.theta[net.w_offset[l] + r * m + c] : T(0);
+    }
+    for (int k = MLP_TID; k < n; k += MLP_NTHREADS)
+      wsh[net.ws_bias[l] + k] = a.theta[net.b_offset[l] + k];
+  }
+  if (train)
+    for (int k = MLP_TID; k < np; k += MLP_NTHREADS) gsh[k] = T(0);
+  MLP_SYNC();
+
+  for (int tile = block; tile < tiles_total; tile += grid) {
+    const bool interior = tile < tiles_int;
+    const int start = (interior ? tile : tile - tiles_int) * P;
+    const int count = imin(P, (interior ? a.n_int : a.n_bnd) - start);
+    const int S = interior ? d + 2 : 1;
+    const int C = S * P;
+    const T* pts = interior ? a.x_int : a.x_bnd;
+
+    load_input(xbuf, net, pts, start, count, P, S, ld);
+    MLP_SYNC();
+    for (int l = 1; l <= L; ++l) {
+      T* out = l < L ? zlayer(l) : buf_a;
+      block_gemm_nn<RM>(out, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], xbuf, net.sizes[l],
+                        net.sizes[l - 1], C, ld, wsh + net.ws_bias[l - 1], P);
+      MLP_SYNC();
+      if (l == L) break;
+      activation_forward(xbuf, out, act, d, net.sizes[l], P, S, ld);
+      MLP_SYNC();
+    }
+
+    // Output row (buf_a row 0): u, ∂u/∂x_j, Δu. Residuals, and the seed P̄ of the output layer.
+    for (int i = MLP_TID; i < P; i += MLP_NTHREADS) {
+      const bool live = i < count;
+      if (eval) {
+        if (!live) continue;
+        const int q = start + i;
+        a.out_u[q] = buf_a[i];
+        if (a.out_grad)
+          for (int j = 0; j < d; ++j) a.out_grad[q * d + j] = buf_a[(1 + j) * P + i];
+        if (a.out_lap) a.out_lap[q] = buf_a[(d + 1) * P + i];
+        continue;
+      }
+      if (interior) {
+        T seed = T(0);
+        if (live) {
+          const T e = buf_a[(d + 1) * P + i] - a.f[start + i];
+          a.e[start + i] = e;
+          seed = e * a.inv_n;
+        }
+        for (int s = 0; s <= d; ++s) buf_a[s * P + i] = T(0);
+        buf_a[(d + 1) * P + i] = seed;
+      } else {
+        T seed = T(0);
+        if (live) {
+          const T b = buf_a[i] - a.p[start + i];
+          a.b[start + i] = b;
+          seed = b * a.lam_k;
+        }
+        buf_a[i] = seed;
+      }
+    }
+    MLP_SYNC();
+    if (!train) continue;
+
+    T* pbar = buf_a;
+    T* xbar = buf_b;
+    for (int l = L; l >= 1; --l) {
+      const int n = net.sizes[l], m = net.sizes[l - 1];
+      if (l < L) {  // X_{l−1} into xbuf (after the forward pass it holds X_{L−1})
+        if (l > 1)
+          activation_forward(xbuf, zlayer(l - 1), act, d, m, P, S, ld);
+        else
+          load_input(xbuf, net, pts, start, count, P, S, ld);
+        MLP_SYNC();
+      }
+      block_weight_gradient<RM>(gsh + net.w_offset[l - 1], gsh + net.b_offset[l - 1], pbar, xbuf, n,
+                                m, C, ld, P);
+      if (l == 1) break;
+      // X̄ = W_lᵀ P̄: A(r, k) = W(k, r).
+      block_gemm_tn<RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C, ld);
+      MLP_SYNC();
+      activation_backward(xbar, zlayer(l - 1), act, d, m, P, S, ld);
+      MLP_SYNC();
+      T* t = pbar;
+      pbar = xbar;
+      xbar = t;
+    }
+    MLP_SYNC();
+  }
+
+  if (train)
+    for (int k = MLP_TID; k < np; k += MLP_NTHREADS)
+      a.partials[std::size_t(block) * np + k] = gsh[k];
+}
+
+// RM rows per thread's micro-tile, THREADS threads: the variants (4, 256) and (2, 512).
+template <class T, int RM, int THREADS>
+__global__ void __launch_bounds__(THREADS, 1)
+    mlp_pass_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const int P, const int ld,
+                    const int tiles_int, const int tiles_total) {
+  if (a.halt && a.halt[0] < a.step) return;
+  extern __shared__ __align__(16) unsigned char mlp_smem[];
+  pass_block<RM>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
+                 int(blockIdx.x), int(gridDim.x));
+  if (a.out_u || !a.losses) return;
+  // The last block to finish sums the residuals (written by every block) in a fixed order.
+  __shared__ bool last;
+  __shared__ double scratch[THREADS];
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(a.counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const double se = block_sum_squares(a.e, a.n_int, scratch);
+  const double sb = block_sum_squares(a.b, a.n_bnd, scratch);
+  if (threadIdx.x == 0) {
+    const double nn = double(max(a.n_int, 1)), kk = double(max(a.n_bnd, 1));
+    const double loss = 0.5 * se / nn + 0.5 * a.penalty * sb / kk;
+    double* out = a.losses + 3 * a.step;
+    out[0] = loss;
+    out[1] = sqrt(se / nn);
+    out[2] = sqrt(sb / kk);
+    if (a.halt && a.halt[0] == INT_MAX) {
+      if (!isfinite(loss)) {
+        a.halt[0] = a.step;
+        a.halt[1] = 0;
+      } else if (loss < a.stop_below) {
+        a.halt[0] = a.step;
+        a.halt[1] = 1;
+      }
+    }
+    *a.counter = 0u;
+  }
+}
+
+// 32 parameters a block: warp w sums partials of blocks w, w + 8, … for its lane's parameter,
+// then warp 0 adds the 8 sums in order, stores the gradient and applies Adam.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    mlp_reduce_kernel(const T* __restrict__ partials, int blocks, int np, T* __restrict__ grad,
+                      const MlpAdamArgs<T> adam, const int* halt, int step) {
+  if (halt && (halt[0] < step || (halt[0] == step && halt[1] == 0))) return;
+  __shared__ T sums[kThreads / 32][32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int k = blockIdx.x * 32 + lane;
+  T s = T(0);
+  if (k < np)
+    for (int b = warp; b < blocks; b += kThreads / 32) s += partials[std::size_t(b) * np + k];
+  sums[warp][lane] = s;
+  __syncthreads();
+  if (warp != 0 || k >= np) return;
+  T g = sums[0][lane];
+  for (int w = 1; w < kThreads / 32; ++w) g += sums[w][lane];
+  grad[k] = g;
+  if (!adam.enabled) return;
+  const T lr = adam.step_consts[3 * step], c1 = adam.step_consts[3 * step + 1],
+          c2 = adam.step_consts[3 * step + 2];
+  const T m = adam.beta1 * adam.m[k] + (T(1) - adam.beta1) * g;
+  const T v = adam.beta2 * adam.v[k] + (T(1) - adam.beta2) * g * g;
+  adam.m[k] = m;
+  adam.v[k] = v;
+  adam.theta[k] -= lr * (m * c1) / (sqrt(v * c2) + adam.epsilon);
+}
+
+template <class T>
+__global__ void mlp_adam_kernel(int np, const T* __restrict__ grad, T* __restrict__ theta,
+                                T* __restrict__ mm, T* __restrict__ vv, T lr, T beta1, T beta2,
+                                T epsilon, T c1, T c2) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= np) return;
+  const T g = grad[k];
+  const T m = beta1 * mm[k] + (T(1) - beta1) * g;
+  const T v = beta2 * vv[k] + (T(1) - beta2) * g * g;
+  mm[k] = m;
+  vv[k] = v;
+  theta[k] -= lr * (m * c1) / (sqrt(v * c2) + epsilon);
+}
+
+int round4(int n) { return (n + 3) / 4 * 4; }
+
+// Row stride of a tile's stream matrices: ≥ the columns rounded up to 4, 16-byte rows, and an
+// odd number of 16-byte units (consecutive rows in distinct banks).
+template <class T>
+int pass_ld(int dim, int points) {
+  constexpr int vw = 16 / int(sizeof(T));  // elements per 16 bytes
+  int ld = round4((dim + 2) * points);
+  while (ld % (2 * vw) != vw) ld += vw;
+  return ld;
+}
+
+template <class T>
+std::size_t pass_shared_elements(const MlpNetView<T>& net, int points, bool gradient) {
+  int maxw = 1, hidden_rows = 0;
+  for (int l = 0; l <= net.layers; ++l) maxw = std::max(maxw, net.sizes[l]);
+  for (int h = 1; h < net.layers; ++h) hidden_rows += net.sizes[h];
+  const std::size_t ld = std::size_t(pass_ld<T>(net.dim, points));
+  return std::size_t(round4(net.ws_size)) + (gradient ? std::size_t(round4(net.n_params)) : 0) +
+         (hidden_rows + 3 * std::size_t(maxw)) * ld;
+}
+
+struct DeviceLimits {
+  int sms = 0;
+  std::size_t shared_optin = 0, shared_per_sm = 0;
+};
+
+DeviceLimits device_limits() {
+  int dev = 0, sms = 0, optin = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  return {sms, std::size_t(optin), std::size_t(per_sm)};
+}
+
+template <class T>
+using PassKernel = void (*)(MlpNetView<T>, MlpPassArgs<T>, int, int, int, int);
+
+// The pass kernel's variants (MlpTiling::variant): micro-tile rows and threads per block.
+struct PassVariant {
+  int rows, threads;
+};
+constexpr PassVariant kPassVariants[] = {{4, 256}, {2, 512}};
+constexpr int kDefaultPassVariant = 1;
+
+template <class T>
+PassKernel<T> pass_kernel(int variant) {
+  return variant == 0 ? mlp_pass_kernel<T, 4, 256> : mlp_pass_kernel<T, 2, 512>;
+}
+
+std::size_t pass_static_bytes(int variant) {  // scratch and flag of the last block
+  return std::size_t(kPassVariants[variant].threads) * sizeof(double) + 64;
+}
+
+// Once per precision, outside any graph capture (plan_mlp_tiling runs before every launch).
+template <class T>
+void configure_pass_kernels(const DeviceLimits& limits) {
+  static const bool configured = [&] {
+    for (int v = 0; v < 2; ++v) {
+      CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(v),
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      int(limits.shared_optin - pass_static_bytes(v))));
+      CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(v),
+                                      cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    }
+    return true;
+  }();
+  (void)configured;
+}
+
+}  // namespace
+
+template <class T>
+MlpNetView<T> make_mlp_net_view(const MlpOptions& options) {
+  const std::vector<int> sizes = mlp_layer_sizes(options.dim, options.layers);
+  if (options.dim < 1 || options.dim > kMlpMaxDim)
+    throw std::invalid_argument("the CUDA MLP backend supports 1 to " + std::to_string(kMlpMaxDim) +
+                                " dimensions, got " + std::to_string(options.dim));
+  if (int(sizes.size()) - 1 > kMlpMaxLayers)
+    throw std::invalid_argument("the CUDA MLP backend supports at most " +
+                                std::to_string(kMlpMaxLayers - 1) + " hidden layers");
+  for (int s : sizes)
+    if (s < 1) throw std::invalid_argument("MLP layer widths must be ≥ 1");
+  MlpNetView<T> net;
+  net.dim = options.dim;
+  net.layers = int(sizes.size()) - 1;
+  net.activation = int(parse_activation(options.activation));
+  int off = 0;
+  for (std::size_t l = 0; l < sizes.size(); ++l) net.sizes[l] = sizes[l];
+  for (int l = 1; l <= net.layers; ++l) {
+    net.w_offset[l - 1] = off;
+    off += sizes[l] * sizes[l - 1];
+    net.b_offset[l - 1] = off;
+    off += sizes[l];
+  }
+  net.n_params = off;
+  int ws = 0;
+  for (int l = 1; l <= net.layers; ++l) {
+    net.ws_stride[l - 1] = (sizes[l - 1] + 3) / 4 * 4;
+    net.ws_offset[l - 1] = ws;
+    ws += sizes[l] * net.ws_stride[l - 1];
+    net.ws_bias[l - 1] = ws;
+    ws += (sizes[l] + 3) / 4 * 4;
+  }
+  net.ws_size = ws;
+  for (int j = 0; j < net.dim; ++j) {
+    net.scale[j] = T(1);
+    net.shift[j] = T(0);
+  }
+  if (!options.input_min.empty() || !options.input_max.empty()) {
+    if (int(options.input_min.size()) != net.dim || int(options.input_max.size()) != net.dim)
+      throw std::invalid_argument("the MLP input map needs dim values in input_min and input_max");
+    for (int j = 0; j < net.dim; ++j) {
+      const double len = options.input_max[j] - options.input_min[j];
+      if (!(len > 0)) throw std::invalid_argument("the MLP input map needs input_max > input_min");
+      net.scale[j] = T(2.0 / len);
+      net.shift[j] = T(-2.0 * options.input_min[j] / len - 1.0);
+    }
+  }
+  return net;
+}
+
+template <class T>
+MlpTiling emulated_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
+                              int points, int grid, int variant) {
+  MlpTiling t;
+  t.variant = variant;
+  t.points = points;
+  t.ld = pass_ld<T>(net.dim, points);
+  t.tiles_interior = (n_int + points - 1) / points;
+  t.tiles_boundary = (n_bnd + points - 1) / points;
+  t.grid = grid;
+  t.shared_bytes = pass_shared_elements(net, points, gradient) * sizeof(T);
+  return t;
+}
+
+template <class T>
+void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling, const MlpPassArgs<T>& a) {
+  std::vector<T> sm(tiling.shared_bytes / sizeof(T));
+  const int total = tiling.tiles_interior + tiling.tiles_boundary;
+  for (int block = 0; block < tiling.grid; ++block) {
+    if (kPassVariants[tiling.variant].rows == 4)
+      pass_block<4>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total, sm.data(),
+                    block, tiling.grid);
+    else
+      pass_block<2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total, sm.data(),
+                    block, tiling.grid);
+  }
+  if (a.out_u || !a.losses) return;
+  double se = 0, sb = 0;
+  for (int k = 0; k < a.n_int; ++k) se += double(a.e[k]) * double(a.e[k]);
+  for (int k = 0; k < a.n_bnd; ++k) sb += double(a.b[k]) * double(a.b[k]);
+  const double nn = double(std::max(a.n_int, 1)), kk = double(std::max(a.n_bnd, 1));
+  a.losses[3 * a.step] = 0.5 * se / nn + 0.5 * a.penalty * sb / kk;
+  a.losses[3 * a.step + 1] = std::sqrt(se / nn);
+  a.losses[3 * a.step + 2] = std::sqrt(sb / kk);
+}
+
+template <class T>
+MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient) {
+  static const DeviceLimits limits = device_limits();
+  configure_pass_kernels<T>(limits);
+  MlpTiling t;
+  t.variant = kDefaultPassVariant;
+  // Tuning knobs for bench/bench_gpu_mlp.cpp: the kernel variant, a smaller tile.
+  if (const char* v = std::getenv("RBFPDE_MLP_VARIANT")) t.variant = std::atoi(v) == 0 ? 0 : 1;
+  int forced = 0;
+  if (const char* p = std::getenv("RBFPDE_MLP_TILE_POINTS")) forced = std::atoi(p);
+  const int threads = kPassVariants[t.variant].threads;
+  const std::size_t static_bytes = pass_static_bytes(t.variant);
+  auto tiles = [&](int p) { return (n_int + p - 1) / p + (n_bnd + p - 1) / p; };
+  // The tile size with the fewest waves of resident blocks (ties: the larger tile).
+  int best_points = 0, best_blocks = 0, best_waves = 0;
+  for (int p : {16, 8, 4, 2, 1}) {
+    const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
+    if (bytes + static_bytes > limits.shared_optin) continue;
+    if (forced >= 1 && p > forced) continue;
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel<T>(t.variant),
+                                                             threads, bytes));
+    if (per_sm < 1) continue;
+    const int resident = per_sm * limits.sms;
+    const int waves = (tiles(p) + resident - 1) / resident;
+    if (best_points == 0 || waves < best_waves) {
+      best_points = p;
+      best_blocks = resident;
+      best_waves = waves;
+    }
+    if (forced >= 1) break;
+  }
+  if (best_points == 0)
+    throw std::runtime_error(
+        "the CUDA MLP pass needs " +
+        std::to_string(pass_shared_elements(net, 1, gradient) * sizeof(T) + static_bytes) +
+        " bytes of shared memory per block for one point (" + std::to_string(net.n_params) +
+        " parameters" + (gradient ? " and their gradient" : "") + "), the device allows " +
+        std::to_string(limits.shared_optin) + ": use narrower layers");
+  t.points = best_points;
+  t.ld = pass_ld<T>(net.dim, t.points);
+  t.tiles_interior = (n_int + t.points - 1) / t.points;
+  t.tiles_boundary = (n_bnd + t.points - 1) / t.points;
+  t.shared_bytes = pass_shared_elements(net, t.points, gradient) * sizeof(T);
+  t.grid = std::max(1, std::min(t.tiles_interior + t.tiles_boundary, best_blocks));
+  return t;
+}
+
+template <class T>
+void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
+                     const MlpPassArgs<T>& args) {
+  const int total = tiling.tiles_interior + tiling.tiles_boundary;
+  if (total == 0) return;
+  pass_kernel<T>(tiling.variant)<<<tiling.grid, kPassVariants[tiling.variant].threads,
+                                   tiling.shared_bytes, stream>>>(
+      net, args, tiling.points, tiling.ld, tiling.tiles_interior, total);
+  CUDA_CHECK_LAUNCH("mlp_pass_kernel");
+}
+
+template <class T>
+void launch_mlp_reduce(MlpStream stream, const T* partials, int blocks, int n_params, T* grad,
+                       const MlpAdamArgs<T>& adam, const int* halt, int step) {
+  if (n_params == 0) return;
+  mlp_reduce_kernel<T><<<(n_params + 31) / 32, kThreads, 0, stream>>>(partials, blocks, n_params,
+                                                                      grad, adam, halt, step);
+  CUDA_CHECK_LAUNCH("mlp_reduce_kernel");
+}
+
+template <class T>
+void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T* m, T* v,
+                     T learning_rate, T beta1, T beta2, T epsilon, T c1, T c2) {
+  if (n_params == 0) return;
+  mlp_adam_kernel<T><<<(n_params + 255) / 256, 256, 0, stream>>>(
+      n_params, grad, theta, m, v, learning_rate, beta1, beta2, epsilon, c1, c2);
+  CUDA_CHECK_LAUNCH("mlp_adam_kernel");
+}
+
+#define RBFPDE_MLP_INSTANTIATE(T)                                                                 \
+  template MlpNetView<T> make_mlp_net_view<T>(const MlpOptions&);                                 \
+  template MlpTiling emulated_mlp_tiling<T>(const MlpNetView<T>&, int, int, bool, int, int, int); \
+  template void emulate_mlp_pass<T>(const MlpNetView<T>&, const MlpTiling&,                       \
+                                    const MlpPassArgs<T>&);                                       \
+  template MlpTiling plan_mlp_tiling<T>(const MlpNetView<T>&, int, int, bool);                    \
+  template void launch_mlp_pass<T>(MlpStream, const MlpNetView<T>&, const MlpTiling&,             \
+                                   const MlpPassArgs<T>&);                                        \
+  template void launch_mlp_reduce<T>(MlpStream, const T*, int, int, T*, const MlpAdamArgs<T>&,    \
+                                     const int*, int);                                            \
+  template void launch_mlp_adam<T>(MlpStream, int, const T*, T*, T*, T*, T, T, T, T, T, T);
+RBFPDE_MLP_INSTANTIATE(float)
+RBFPDE_MLP_INSTANTIATE(double)
+#undef RBFPDE_MLP_INSTANTIATE
+
+}  // namespace rbfpde::gpu

@@ -1,0 +1,128 @@
+// Host-side launchers of the CUDA MLP kernels (mlp_kernels.cu). No CUDA types: a stream is the
+// opaque CUstream_st*. Layouts:
+//   theta    = the flat parameters of kernels/mlp_backend.hpp (per layer W row-major, then b)
+//   points   = raw coordinates, n × dim row-major, in T (the input map runs in the kernel)
+//   partials = grid × n_params: each block's share of ∂I/∂θ, summed in a fixed order later
+//   losses   = 3 doubles per step: loss, rms_interior, rms_boundary
+//   halt     = 2 ints {step, apply}: the first step of a chunk whose loss stopped it (INT_MAX:
+//              none yet) and whether that step's Adam update is still applied (tolerance: 1,
+//              non-finite loss: 0). Kernels of later steps return at once.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+struct CUstream_st;
+
+namespace rbfpde {
+struct MlpOptions;
+}
+
+namespace rbfpde::gpu {
+
+using MlpStream = CUstream_st*;
+
+inline constexpr int kMlpMaxLayers = 16;  // weight layers, output included
+inline constexpr int kMlpMaxDim = 8;
+
+template <class T>
+struct MlpNetView {
+  int dim = 2;
+  int layers = 0;  // weight layers L (hidden layers + the output layer)
+  int sizes[kMlpMaxLayers + 1] = {};
+  int w_offset[kMlpMaxLayers] = {}, b_offset[kMlpMaxLayers] = {};
+  int n_params = 0;
+  // θ as shared memory holds it: W_l with rows padded to a multiple of 4 (16-byte loads), b_l.
+  int ws_offset[kMlpMaxLayers] = {}, ws_stride[kMlpMaxLayers] = {}, ws_bias[kMlpMaxLayers] = {};
+  int ws_size = 0;
+  int activation = 0;                                // rbfpde::Activation
+  T scale[kMlpMaxDim] = {}, shift[kMlpMaxDim] = {};  // x' = scale ⊙ x + shift
+};
+
+// The kernels' view of MlpOptions' network (offsets of the flat layout, the input map in T).
+// Throws std::invalid_argument for what the kernels cannot hold (dim > kMlpMaxDim, more than
+// kMlpMaxLayers − 1 hidden layers) and for what MlpOptions forbids.
+template <class T>
+MlpNetView<T> make_mlp_net_view(const MlpOptions& options);
+
+// How a pass splits its points: tiles of `points` points (all streams of a tile in shared
+// memory), `grid` persistent blocks taking tiles blockIdx.x, +gridDim.x, …; interior tiles first.
+struct MlpTiling {
+  int variant = 0;  // the kernel: 0 = 4 × 4 micro-tiles, 256 threads; 1 = 2 × 4, 512
+  int points = 0;   // points per tile
+  int ld = 0;       // shared-memory row stride of a stream matrix (padded)
+  int tiles_interior = 0, tiles_boundary = 0;
+  int grid = 0;
+  std::size_t shared_bytes = 0;
+};
+
+// Picks the tile size and grid for n_int + n_bnd points on the current device (gradient: the
+// training pass, with gradient accumulators in shared memory). Throws std::runtime_error naming
+// the sizes when not even one point per tile fits in the device's shared memory.
+template <class T>
+MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient);
+
+template <class T>
+struct MlpPassArgs {
+  const T* theta = nullptr;
+  const T* x_int = nullptr;  // interior (or evaluation) points
+  const T* f = nullptr;
+  int n_int = 0;
+  const T* x_bnd = nullptr;
+  const T* p = nullptr;
+  int n_bnd = 0;
+  T inv_n = 0, lam_k = 0;  // 1/N, λ/K
+  double penalty = 0;      // λ (for the loss)
+  // Training / residual mode: e, b and the loss (the last block to finish sums Σe², Σb² in a
+  // fixed order into losses[3·step…]); partials non-null adds the backward pass.
+  T* e = nullptr;
+  T* b = nullptr;
+  T* partials = nullptr;
+  double* losses = nullptr;
+  unsigned* counter = nullptr;  // zero between launches (the last block resets it)
+  int* halt = nullptr;          // null: no early stop
+  int step = 0;
+  double stop_below = 0;
+  // Evaluation mode (out_u non-null): u, ∇u (n × dim), Δu at the interior points.
+  T* out_u = nullptr;
+  T* out_grad = nullptr;
+  T* out_lap = nullptr;
+};
+
+template <class T>
+void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
+                     const MlpPassArgs<T>& args);
+
+// The pass on the host, args holding host pointers: the kernel's block code run block after
+// block as blocks of one thread (the loss as the kernel's last block computes it, in another
+// summation order). For testing the tile logic (layouts, streams, backward pass) without a
+// device. emulated_mlp_tiling gives it `points` per tile, `grid` blocks and a kernel variant.
+template <class T>
+MlpTiling emulated_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
+                              int points, int grid, int variant);
+template <class T>
+void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling,
+                      const MlpPassArgs<T>& args);
+
+// grad = Σ_blocks partials (fixed order); with adam, also one Adam update of every parameter
+// with step_consts[3·step…] = {learning rate, 1/(1 − β1^t), 1/(1 − β2^t)}.
+template <class T>
+struct MlpAdamArgs {
+  bool enabled = false;
+  T* theta = nullptr;
+  T* m = nullptr;
+  T* v = nullptr;
+  T beta1 = 0, beta2 = 0, epsilon = 0;
+  const T* step_consts = nullptr;
+};
+
+template <class T>
+void launch_mlp_reduce(MlpStream stream, const T* partials, int blocks, int n_params, T* grad,
+                       const MlpAdamArgs<T>& adam, const int* halt, int step);
+
+// One Adam update from grad with the given constants (no halt).
+template <class T>
+void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T* m, T* v,
+                     T learning_rate, T beta1, T beta2, T epsilon, T c1, T c2);
+
+}  // namespace rbfpde::gpu

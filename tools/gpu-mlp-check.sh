@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The CUDA MLP backend on the GPU machine: its tests (CudaMlp*), the benchmark (bench_gpu_mlp),
+# the JAX reference (bench/jax_mlp.py), the seed problem's time to accuracy (RBF lm and the MLP
+# through the CLI), and compute-sanitizer memcheck and racecheck over MLP tests. Logs go to
+# $OUT/*.log (or ./gpu-mlp-check-logs).
+# Used through the device tool:  run(command="bash tools/gpu-mlp-check.sh", carry=[".mu"])
+# (logs grouped by step prefix: device, configure, build, tests, bench, jax, solve, sanitizers).
+# STEPS selects steps (default: all): any of tests bench jax solve memcheck racecheck.
+# BUDGET (seconds, default 420): steps that would start after it are skipped, so that a call
+# stays inside the session's device time.
+# Binaries: built here (build-gpu-mlp, -j16); when .mlpbin/ (carried) holds test_gpu,
+# bench_gpu_mlp and rbfpde built elsewhere for sm_90 (Release, CUDA 13.0), with .mlpbin/lib for
+# libraries the machine lacks (the build machine's libyaml-cpp), and they resolve and run, those
+# are used instead and the build is skipped, saving device time (they embed /work/main as the
+# source directory: linked to the checkout here). To prepare: build the three targets, then
+#   mkdir -p .mlpbin/lib && cp build/tests/test_gpu build/bench/bench_gpu_mlp build/rbfpde .mlpbin/
+#   cp -L /lib/x86_64-linux-gnu/libyaml-cpp.so.0.7 .mlpbin/lib/; echo /.mlpbin/ >>.git/info/exclude
+# and add ".mlpbin" to carry.
+set -uo pipefail
+OUT="${OUT:-$PWD/gpu-mlp-check-logs}"
+STEPS="${STEPS:-tests bench jax solve memcheck racecheck}"
+BUDGET="${BUDGET:-420}"
+mkdir -p "$OUT"
+status=0
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+# step NAME COMMAND...: runs, appends to $OUT/GROUP.log (GROUP: NAME up to its first '_'; the
+# device tool brings back 8 files at most), remembers a failure.
+step() {
+  local name="$1"
+  shift
+  local log="$OUT/${name%%_*}.log"
+  if ((SECONDS > BUDGET)); then
+    echo "=== $name SKIPPED (budget ${BUDGET} s spent)" | tee -a "$log"
+    return
+  fi
+  echo "=== $name: $*" | tee -a "$log"
+  local t0=$SECONDS
+  if ! "$@" 2>&1 | tee -a "$log"; then
+    echo "=== $name FAILED" | tee -a "$log"
+    status=1
+  fi
+  echo "=== $name took $((SECONDS - t0)) s" | tee -a "$log"
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.log"
+if [ -d .mu ]; then
+  mkdir -p /opt/mu
+  for f in .mu/*.deb; do dpkg -x "$f" /opt/mu; done
+fi
+export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+
+TEST=build-gpu-mlp/tests/test_gpu
+BENCH=build-gpu-mlp/bench/bench_gpu_mlp
+CLI=build-gpu-mlp/rbfpde
+prebuilt=0
+if [ -x .mlpbin/test_gpu ] && [ -x .mlpbin/bench_gpu_mlp ] && [ -x .mlpbin/rbfpde ]; then
+  export LD_LIBRARY_PATH="$PWD/.mlpbin/lib:$LD_LIBRARY_PATH"
+  [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+  if [ "$(readlink -f /work/main)" = "$(readlink -f "$PWD")" ] &&
+    ! ldd .mlpbin/test_gpu .mlpbin/bench_gpu_mlp .mlpbin/rbfpde | grep "not found" &&
+    .mlpbin/test_gpu --gtest_list_tests >/dev/null 2>&1; then
+    prebuilt=1
+    TEST=.mlpbin/test_gpu BENCH=.mlpbin/bench_gpu_mlp CLI=.mlpbin/rbfpde
+    mkdir -p build-mlpcuda/tests/tmp_gpu  # the carried test binary's RBFPDE_TEST_TMP
+    echo "using the carried binaries in .mlpbin"
+  else
+    echo "the carried binaries do not run here: building"
+  fi
+fi
+if ((!prebuilt)); then
+  step configure cmake -S . -B build-gpu-mlp -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
+  step build cmake --build build-gpu-mlp -j16 --target test_gpu rbfpde bench_gpu_mlp
+fi
+
+# The pass kernel has two variants (kernels/cuda/mlp_kernels.cu): the tests and sanitizers run
+# the default one on everything and the other (RBFPDE_MLP_VARIANT=0) on the parity tests.
+if want tests; then
+  step tests_default timeout 240 "$TEST" --gtest_filter='CudaMlp*'
+  step tests_variant0 timeout 120 env RBFPDE_MLP_VARIANT=0 "$TEST" \
+    --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*'
+fi
+if want bench; then
+  step bench timeout 150 "$BENCH"
+fi
+if want jax; then
+  step jax timeout 150 env PYTHONUNBUFFERED=1 python3 bench/jax_mlp.py both
+fi
+if want solve; then
+  # Time to a relative L2 error ≤ 1e-3 (history.csv: cycle,seconds,...,rel_l2_error,...): the
+  # first report below it, else the best the run reached.
+  to_accuracy() {  # NAME CONFIG [--set …]
+    local name="$1" cfg="$2"
+    shift 2
+    "$CLI" solve "configs/$cfg.yaml" --backend cuda --quiet --set output.directory="$OUT/$name" "$@" &&
+      python3 - "$OUT/$name" "$name" <<'EOF'
+import csv, json, sys
+d, name = sys.argv[1], sys.argv[2]
+s = json.load(open(d + "/summary.json"))
+rows = list(csv.DictReader(open(d + "/history.csv")))
+hit = next((r for r in rows if float(r["rel_l2_error"]) <= 1e-3), None)
+best = min(rows, key=lambda r: float(r["rel_l2_error"]))
+print(name, "device", s.get("device"), "seconds", s.get("seconds"), "final", s.get("final"))
+if hit:
+    print(name, "reached rel L2 1e-3 at cycle", hit["cycle"], "after", hit["seconds"], "s")
+else:
+    print(name, "never reached 1e-3: best", best["rel_l2_error"], "at cycle", best["cycle"],
+          "after", best["seconds"], "s")
+EOF
+    rm -rf "${OUT:?}/$name"
+  }
+  step solve_lm to_accuracy lm poisson2d_seed_lm
+  step solve_mlpdouble to_accuracy mlp_double poisson2d_seed_mlp --set compute.precision=double
+  step solve_mlpfloat to_accuracy mlp_float poisson2d_seed_mlp --set compute.precision=float
+fi
+# The sanitizers are slow: small tests that still run every kernel (pass with and without the
+# backward pass, evaluation, the reduction with and without Adam, the graph, the early stop).
+MEMCHECK_FILTER='CudaMlpBackend.TinyNetworkEveryKernel:CudaMlpParity/1.TrainStepsStopEarly:CudaMlpParity/0.LossGradient*'
+if want memcheck; then
+  for v in 1 0; do
+    step "sanitizers_memcheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
+      --tool memcheck --leak-check full --error-exitcode 1 "$TEST" --gtest_filter="$MEMCHECK_FILTER"
+  done
+fi
+if want racecheck; then
+  for v in 1 0; do
+    step "sanitizers_racecheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
+      --tool racecheck --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpBackend.TinyNetworkEveryKernel'
+  done
+fi
+echo "=== total $SECONDS s"
+exit $status
