@@ -41,9 +41,9 @@ if want tests; then
 fi
 if want solve; then
   # End-to-end: training seconds from summary.json (the CLI's own phase timing).
-  for cfg in poisson2d_seed_lm poisson2d_seed; do
+  for cfg in poisson2d_seed_lm poisson2d_seed cube3d poisson2d_seed_mlp; do
     step "solve_$cfg" bash -c "./build-gpu/rbfpde solve configs/$cfg.yaml --backend cuda --quiet \
-      --set output.directory=$OUT/$cfg && python3 -c \"import json; s=json.load(open('$OUT/$cfg/summary.json')); \
+      --set output.directory=$OUT/$cfg --set output.report_every=5 && python3 bench/first_reach.py $OUT/$cfg/history.csv && python3 -c \"import json; s=json.load(open('$OUT/$cfg/summary.json')); \
 print('$cfg', 'seconds', s['seconds'], 'final', s['final'], 'cycles', s['counts']['cycles'])\""
     rm -rf "$OUT/$cfg"
   done
@@ -58,13 +58,13 @@ if want jax; then
 fi
 # The sanitizers are slow: one precision covers every kernel. The allocation test is left out:
 # its deliberate cudaMalloc failure would count as an API error.
-SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float:CudaFusedCycle.*Double:CudaDeviceSampler.Same*}"
+SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float:CudaFusedCycle.*Double:CudaDeviceSampler.Same*:CudaMlp*:-*SeedProblem*}"
 if want memcheck; then
   step memcheck timeout 150 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
     ./build-gpu/tests/test_gpu --gtest_filter="$SAN_FILTER"
 fi
 if want racecheck; then
   step racecheck timeout 150 compute-sanitizer --tool racecheck --error-exitcode 1 \
-    ./build-gpu/tests/test_gpu --gtest_filter="CudaBackendParity.*Double:CudaFusedCycle.*Double:-*Fifty*"
+    ./build-gpu/tests/test_gpu --gtest_filter="CudaBackendParity.*Double:CudaFusedCycle.*Double:CudaMlpParity/0.AdamSteps:CudaMlpParity/0.TrainStepsGraph:CudaMlpBackend.TinyNetworkEveryKernel:-*Fifty*:*SeedProblem*"
 fi
 exit $status
