@@ -3,11 +3,11 @@
 # seed problem (gdcg and lm), the GPU benchmark, the JAX reference, and compute-sanitizer
 # (memcheck, racecheck) over the GPU tests. Logs go to $OUT/*.log (or ./gpu-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-check.sh", carry=[".mu"])
-# STEPS selects steps (default: all): any of tests solve bench jax memcheck racecheck.
+# STEPS selects steps (default: all): any of tests solve resume bench jax memcheck racecheck.
 # The machine has no muParser: the carried .deb files in .mu/ are unpacked into /opt/mu.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-check-logs}"
-STEPS="${STEPS:-tests solve bench jax memcheck racecheck}"
+STEPS="${STEPS:-tests solve resume bench jax memcheck racecheck}"
 mkdir -p "$OUT"
 status=0
 want() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -32,8 +32,12 @@ fi
 step configure cmake -S . -B build-gpu -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
 # Only what the steps below run: the whole tree is built and tested on the CPU machines.
-step build_gpu cmake --build build-gpu -j16 --target test_gpu rbfpde \
-  $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')
+targets="rbfpde"
+if want tests || want memcheck || want racecheck; then targets="$targets test_gpu"; fi
+if want bench; then
+  targets="$targets $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')"
+fi
+step build_gpu cmake --build build-gpu -j16 --target $targets
 export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 
 if want tests; then
@@ -46,6 +50,17 @@ if want solve; then
       --set output.directory=$OUT/$cfg --set output.report_every=5 && python3 bench/first_reach.py $OUT/$cfg/history.csv && python3 -c \"import json; s=json.load(open('$OUT/$cfg/summary.json')); \
 print('$cfg', 'seconds', s['seconds'], 'final', s['final'], 'cycles', s['counts']['cycles'])\""
     rm -rf "$OUT/$cfg"
+  done
+fi
+if want resume; then
+  # Checkpoint/resume on the CUDA backend: a run stopped at max_cycles 60 and resumed to 150
+  # must end with the same model.yaml as a run straight to 150 (device-drawn batches included).
+  for cfg in poisson2d_seed poisson2d_seed_lm; do
+    step "resume_$cfg" bash -c "set -e; r=\$(mktemp -d); \
+      ./build-gpu/rbfpde solve configs/$cfg.yaml --backend cuda --quiet --set training.max_cycles=150 --set training.tolerance=0 --set output.directory=\$r/full; \
+      ./build-gpu/rbfpde solve configs/$cfg.yaml --backend cuda --quiet --set training.max_cycles=60 --set training.tolerance=0 --set output.directory=\$r/part; \
+      ./build-gpu/rbfpde solve configs/$cfg.yaml --backend cuda --quiet --resume --set training.max_cycles=150 --set training.tolerance=0 --set output.directory=\$r/part; \
+      cmp \$r/full/model.yaml \$r/part/model.yaml && echo '$cfg: resumed run identical to the uninterrupted one'"
   done
 fi
 if want bench; then
