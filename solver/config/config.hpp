@@ -39,6 +39,8 @@ struct TrainingConfig {
   double lm_damping = 1e-2;     // initial μ
   double adam_learning_rate = 1e-3;
   double adam_decay = 1.0;      // learning rate multiplier per 1000 steps
+  int lbfgs_iterations = 0;     // mlp: L-BFGS iterations after Adam on one fixed batch, 0 = none
+  int lbfgs_history = 10;       // (s, y) pairs L-BFGS keeps
   unsigned long long seed = 1;
 };
 

@@ -118,6 +118,10 @@ void emit_training(YAML::Emitter& out, const TrainingConfig& training) {
   out << YAML::Key << "decay" << YAML::Value;
   number(out, training.adam_decay);
   out << YAML::EndMap;
+  out << YAML::Key << "lbfgs" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "iterations" << YAML::Value << training.lbfgs_iterations;
+  out << YAML::Key << "history" << YAML::Value << training.lbfgs_history;
+  out << YAML::EndMap;
   out << YAML::Key << "seed" << YAML::Value << training.seed;
   out << YAML::EndMap;
 }

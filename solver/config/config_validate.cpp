@@ -165,7 +165,7 @@ TrainingConfig read_training(const Field& field, const ModelConfig& model) {
   training.method = model.type == "mlp" ? "adam" : "gdcg";
   if (!field.present()) return training;
   field.check_map({"method", "points", "penalty", "max_cycles", "tolerance", "time_limit", "gd",
-                   "cg", "lm", "adam", "seed"});
+                   "cg", "lm", "adam", "lbfgs", "seed"});
   if (const Field f = field.child("method"); f.present()) {
     training.method = read_choice(f, {"gdcg", "lm", "adam"});
     if (model.type == "rbf" && training.method == "adam") {
@@ -231,6 +231,21 @@ TrainingConfig read_training(const Field& field, const ModelConfig& model) {
     }
     if (const Field f = adam.child("decay"); f.present()) {
       training.adam_decay = read_double(f, unit_interval, "a number in (0, 1]");
+    }
+  }
+  if (const Field lbfgs = field.child("lbfgs"); lbfgs.present()) {
+    lbfgs.check_map({"iterations", "history"});
+    if (const Field f = lbfgs.child("iterations"); f.present()) {
+      training.lbfgs_iterations = read_int(f, 0, kNonNegativeInteger);
+      // Refusing it beats ignoring it: a user asking the RBF trainer for L-BFGS would otherwise
+      // believe it ran.
+      if (model.type == "rbf" && training.lbfgs_iterations > 0) {
+        f.fail("expected 0 for model.type rbf (L-BFGS refines the MLP only), found " +
+               describe(f.node()));
+      }
+    }
+    if (const Field f = lbfgs.child("history"); f.present()) {
+      training.lbfgs_history = read_int(f, 1, kPositiveInteger);
     }
   }
   if (const Field f = field.child("seed"); f.present()) {

@@ -1,11 +1,12 @@
 #include "solver/train/mlp_trainer.hpp"
 
-#include "solver/train/training_rules.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
+
+#include "solver/train/lbfgs.hpp"
+#include "solver/train/training_rules.hpp"
 
 namespace rbfpde {
 namespace {
@@ -110,7 +111,9 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
     if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) break;
 
-    if (cycle % report_every == 0 && cycle < tc.max_cycles) {
+    // The last Adam step is reported too when an L-BFGS stage follows: the final report comes
+    // after that stage, and the history shows where Adam left off.
+    if (cycle % report_every == 0 && cycle < tc.max_cycles + tc.lbfgs_iterations) {
       t0 = Clock::now();
       // The report shows the loss of the parameters after the step, on the current batch.
       const LossParts now = backend_.residuals();
@@ -129,6 +132,8 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
       }
     }
   }
+  if (out.stop_reason.empty() && tc.lbfgs_iterations > 0)
+    lbfgs_stage(out, cycle, last_good, start, report, should_stop);
   if (out.stop_reason.empty()) out.stop_reason = "max_cycles";
   out.cycles = cycle;
   auto t0 = Clock::now();
@@ -144,6 +149,104 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
   report(cycle, out.seconds, out.loss, backend_, true);
   out.times.report += since(t0);
   return out;
+}
+
+template <class T>
+void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, long& cycle, std::vector<T>& last_good,
+                                Clock::time_point start, const MlpReportFn<T>& report,
+                                const StopFn& should_stop) {
+  const TrainingConfig& tc = config_.training;
+  const int report_every = std::max(1, config_.output.report_every);
+  const long last_cycle = cycle + tc.lbfgs_iterations;
+  auto diverge = [&](const std::string& why) {
+    out.diverged = true;
+    out.stop_reason = "diverged";
+    out.divergence = why;
+    backend_.set_parameters(last_good);
+  };
+  // L-BFGS builds its curvature pairs from differences of gradients: they only mean something
+  // when every evaluation sees the same points, so the stage keeps one batch throughout.
+  draw_batch(out.times);
+
+  // The objective round-trips the parameters through T (float on a float backend): the minimiser
+  // works in double on the host, the backend evaluates at the nearest T point. `at_x` keeps the
+  // loss parts of the last evaluation, which after a successful iteration is the new iterate.
+  LossParts at_x;
+  std::vector<T> theta, grad;
+  const LbfgsObjective objective = [&](const std::vector<double>& x, std::vector<double>& g) {
+    theta.assign(x.begin(), x.end());
+    backend_.set_parameters(theta);
+    at_x = backend_.loss_and_gradient();
+    backend_.gradient(grad);
+    g.assign(grad.begin(), grad.end());
+    return at_x.loss;
+  };
+  LbfgsOptions options;
+  options.history = tc.lbfgs_history;
+  auto t0 = Clock::now();
+  const std::vector<T> p0 = backend_.parameters();
+  Lbfgs lbfgs(objective, std::vector<double>(p0.begin(), p0.end()), options);
+  out.times.lbfgs += since(t0);
+  if (!std::isfinite(lbfgs.loss())) {
+    // Adam's last steps (after its last report) left a network with no finite loss.
+    diverge("non-finite loss at the start of the L-BFGS stage (cycle " + std::to_string(cycle) +
+            ")");
+    return;
+  }
+  if (lbfgs.loss() < tc.tolerance) {
+    out.stop_reason = "tolerance";
+    return;
+  }
+
+  while (cycle < last_cycle) {
+    t0 = Clock::now();
+    const Lbfgs::Status status = lbfgs.iterate();
+    out.times.lbfgs += since(t0);
+    const double seconds = since(start);
+    if (status != Lbfgs::Status::ok) {
+      // No decrease even along −g (at the resolution of T): the iterate is as good as this
+      // batch lets the minimiser make it. The backend may hold a rejected trial point.
+      const std::vector<double>& x = lbfgs.x();
+      backend_.set_parameters(std::vector<T>(x.begin(), x.end()));
+      out.stop_reason = "lbfgs_stalled";
+      return;
+    }
+    ++cycle;
+    // The line search steps back from non-finite trial points, so an accepted iterate is finite;
+    // this guards the rule "a non-finite loss is divergence" all the same.
+    if (!finite(at_x)) {
+      diverge("non-finite loss in the L-BFGS stage (cycle " + std::to_string(cycle) + ")");
+      return;
+    }
+    if (at_x.loss < tc.tolerance) {
+      out.stop_reason = "tolerance";
+      return;
+    }
+    if (tc.time_limit > 0 && seconds >= tc.time_limit) {
+      out.stop_reason = "time_limit";
+      return;
+    }
+    if (should_stop && should_stop()) {
+      out.stop_reason = "interrupted";
+      return;
+    }
+    if (cycle % report_every == 0 && cycle < last_cycle) {
+      t0 = Clock::now();
+      // The backend's last evaluation was at the iterate: its parameters are the iterate's.
+      std::vector<T> params = backend_.parameters();
+      if (!all_finite(params)) {
+        diverge("non-finite parameters at the report of cycle " + std::to_string(cycle));
+        return;
+      }
+      last_good = std::move(params);
+      const bool go_on = report(cycle, seconds, at_x, backend_, false);
+      out.times.report += since(t0);
+      if (!go_on) {
+        out.stop_reason = "interrupted";
+        return;
+      }
+    }
+  }
 }
 
 template class MlpTrainer<double>;

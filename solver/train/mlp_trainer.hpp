@@ -1,10 +1,13 @@
 // HOW the MLP is trained (DESIGN.md §3): Adam on all parameters, written once against
 // MlpBackend<T>. Same loop semantics as RbfTrainer: a fresh batch every resample_every cycles,
 // stop at tolerance / max_cycles / time_limit / should_stop (SIGINT), and on divergence stop with
-// the last parameters found sound at a report restored. One cycle is one Adam step. There is no
+// the last parameters found sound at a report restored. One cycle is one Adam step.
+// With training.lbfgs.iterations > 0 an L-BFGS stage follows the max_cycles Adam steps (see
+// train()): one cycle is then one L-BFGS iteration, numbered on from the Adam steps. There is no
 // checkpoint/resume for the MLP (yet): an interrupted run keeps its outputs, not its Adam state.
 #pragma once
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -42,8 +45,14 @@ class MlpTrainer {
 
   // Sets the initial parameters and trains until a stopping rule holds. Throws nothing for
   // divergence: the outcome says so and the backend holds the last parameters whose loss was
-  // finite. Time spent in forward/backward passes and Adam updates is counted in times.gd
-  // (PhaseTimes has no separate optimiser entry).
+  // finite. Time spent in forward/backward passes and Adam updates is counted in times.gd.
+  //
+  // The L-BFGS stage runs when the Adam steps all ran (it does not after divergence,
+  // interruption, or a stop for tolerance or time_limit: those rules bound the whole training).
+  // It draws one batch of the configured size and minimises the loss on it for up to
+  // training.lbfgs.iterations iterations (lbfgs.hpp), with the same reports and stopping rules;
+  // it may also stop with reason "lbfgs_stalled" when its line search finds no decrease. Its
+  // time is counted in times.lbfgs.
   TrainOutcome train(const std::vector<double>& initial, const MlpReportFn<T>& report,
                      const StopFn& should_stop = {});
 
@@ -52,6 +61,10 @@ class MlpTrainer {
 
  private:
   void draw_batch(PhaseTimes& times);
+  // The L-BFGS stage; `cycle`, `last_good` and `out` carry on from the Adam stage.
+  void lbfgs_stage(TrainOutcome& out, long& cycle, std::vector<T>& last_good,
+                   std::chrono::steady_clock::time_point start, const MlpReportFn<T>& report,
+                   const StopFn& should_stop);
 
   const Config& config_;
   const Problem& problem_;

@@ -23,6 +23,7 @@ struct PhaseTimes {
   double gd = 0;         // MLP: loss, gradient and Adam steps
   double weights = 0;    // direct weight solves
   double lm = 0;         // Levenberg–Marquardt steps
+  double lbfgs = 0;      // MLP: the L-BFGS stage after Adam (its passes and line searches)
   double report = 0;     // reports (error evaluation, history, snapshots)
 };
 

@@ -99,7 +99,10 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
       progress_last_ = seconds;
       std::ostringstream line;
       const double rate = seconds > 0 ? cycle / seconds : 0;
-      line << "cycle " << cycle << "/" << config_.training.max_cycles << "  loss "
+      // An MLP's L-BFGS iterations count as cycles after its Adam steps.
+      const long total = config_.training.max_cycles +
+                         (config_.model.type == "mlp" ? config_.training.lbfgs_iterations : 0);
+      line << "cycle " << cycle << "/" << total << "  loss "
            << format_g(loss.loss) << "  L2 error " << format_g(e.rel_l2) << "  " << std::fixed
            << std::setprecision(1) << seconds << " s  " << std::setprecision(0) << rate
            << " cycles/s";
@@ -193,6 +196,7 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
   times.set("gd", o.times.gd);
   times.set("weights", o.times.weights);
   times.set("lm", o.times.lm);
+  times.set("lbfgs", o.times.lbfgs);
   times.set("report", o.times.report);
   times.set("output", result.seconds_output);
   summary.set("seconds", times);

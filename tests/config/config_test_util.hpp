@@ -95,6 +95,8 @@ inline void expect_same_values(const Config& a, const Config& b) {
   EXPECT_EQ(s.lm_damping, t.lm_damping);
   EXPECT_EQ(s.adam_learning_rate, t.adam_learning_rate);
   EXPECT_EQ(s.adam_decay, t.adam_decay);
+  EXPECT_EQ(s.lbfgs_iterations, t.lbfgs_iterations);
+  EXPECT_EQ(s.lbfgs_history, t.lbfgs_history);
   EXPECT_EQ(s.seed, t.seed);
 
   EXPECT_EQ(a.compute.backend, b.compute.backend);

@@ -158,6 +158,30 @@ TEST(Defaults, ThreeDimensionalResolutionAndMlpMethod) {
   EXPECT_EQ(c.training.method, "adam");  // an MLP's default trainer
 }
 
+TEST(Defaults, LbfgsStageIsOffUnlessAsked) {
+  const std::string path = write_tmp("lbfgs.yaml", std::string(kProblem) + "model: {type: mlp}\n");
+  const Config off = load_config(path);
+  EXPECT_EQ(off.training.lbfgs_iterations, 0);
+  EXPECT_EQ(off.training.lbfgs_history, 10);
+  const Config on = load_config(
+      write_tmp("lbfgs_on.yaml", std::string(kProblem) +
+                                     "model: {type: mlp}\n"
+                                     "training:\n  lbfgs: {iterations: 300, history: 20}\n"));
+  EXPECT_EQ(on.training.lbfgs_iterations, 300);
+  EXPECT_EQ(on.training.lbfgs_history, 20);
+  const Config set = load_config(path, {"training.lbfgs.iterations=7"});
+  EXPECT_EQ(set.training.lbfgs_iterations, 7);
+  EXPECT_EQ(set.training.lbfgs_history, 10);
+  // The RBF trainers have no L-BFGS stage: 0 (the default, as dump writes it) is all they take.
+  EXPECT_EQ(load_config(write_tmp("lbfgs_rbf.yaml", std::string(kProblem)),
+                        {"training.lbfgs.iterations=0", "training.lbfgs.history=3"})
+                .training.lbfgs_history,
+            3);
+  EXPECT_EQ(load_error(path, {"model.type=rbf", "training.lbfgs.iterations=5"}),
+            "--set: training.lbfgs.iterations: expected 0 for model.type rbf (L-BFGS refines "
+            "the MLP only), found \"5\"");
+}
+
 TEST(Defaults, NumbersInEveryNotation) {
   const Config c = load_config(write_tmp("numbers.yaml", std::string(kProblem) +
                                                              "training:\n"
@@ -261,6 +285,16 @@ TEST(Dump, ShippedConfigsRoundTrip) {
     SCOPED_TRACE(file);
     expect_round_trip(load_config(shipped_config(file)), std::string("dump_") + file);
   }
+}
+
+TEST(Dump, MlpConfigWithLbfgsRoundTrips) {
+  const Config shipped = load_config(shipped_config("poisson2d_seed_mlp.yaml"));
+  expect_round_trip(shipped, "dump_poisson2d_seed_mlp.yaml");
+  const Config c = load_config(shipped_config("poisson2d_seed_mlp.yaml"),
+                               {"training.lbfgs.iterations=123", "training.lbfgs.history=4"});
+  const std::string text = dump_config(c);
+  EXPECT_NE(text.find("lbfgs:\n    iterations: 123\n    history: 4\n"), std::string::npos) << text;
+  expect_round_trip(c, "dump_mlp_lbfgs.yaml");
 }
 
 TEST(Dump, AwkwardValuesRoundTrip) {
