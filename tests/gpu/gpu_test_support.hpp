@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "tests/common/random_inputs.hpp"
 
 #define RBFPDE_REQUIRE_CUDA_DEVICE()                                                             \
   do {                                                                                           \
@@ -18,36 +19,14 @@
 
 namespace rbfpde::gpu_test {
 
+using test_inputs::random_batch;
+using test_inputs::random_parameters;
+
 // Sizes that are not multiples of any block size used by the kernels (32, 128, 256, 1024).
 inline constexpr int kInterior = 201;
 inline constexpr int kBoundary = 53;
 inline constexpr int kNeuronCounts[] = {37, 64, 129};
 inline constexpr int kDims[] = {2, 3};
-
-inline CollocationBatch random_batch(int dim, int n_int, int n_bnd, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  CollocationBatch b;
-  b.dim = dim;
-  for (int i = 0; i < n_int * dim; ++i) b.interior.push_back(u(rng));
-  for (int i = 0; i < n_int; ++i) b.f.push_back(u(rng) - 0.5);
-  for (int i = 0; i < n_bnd * dim; ++i) b.boundary.push_back(u(rng));
-  for (int i = 0; i < n_bnd * dim; ++i) b.normals.push_back(0.0);
-  for (int i = 0; i < n_bnd; ++i) b.p.push_back(u(rng) - 0.5);
-  return b;
-}
-
-template <class T>
-RbfParameters<T> random_parameters(int dim, int m, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  RbfParameters<T> p;
-  p.dim = dim;
-  for (int k = 0; k < m; ++k) p.weights.push_back(T(u(rng) - 0.5));
-  for (int k = 0; k < m * dim; ++k) p.centres.push_back(T(1.2 * u(rng) - 0.1));
-  for (int k = 0; k < m; ++k) p.widths.push_back(T(0.25 + 0.3 * u(rng)));
-  return p;
-}
 
 template <class T>
 std::vector<double> flatten(const RbfParameters<T>& p) {

@@ -8,34 +8,13 @@
 #include <random>
 
 #include "kernels/backend.hpp"
+#include "tests/common/random_inputs.hpp"
 
 namespace rbfpde {
 namespace {
 
-CollocationBatch random_batch(int dim, int n_int, int n_bnd, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  CollocationBatch b;
-  b.dim = dim;
-  for (int i = 0; i < n_int * dim; ++i) b.interior.push_back(u(rng));
-  for (int i = 0; i < n_int; ++i) b.f.push_back(u(rng) - 0.5);
-  for (int i = 0; i < n_bnd * dim; ++i) b.boundary.push_back(u(rng));
-  for (int i = 0; i < n_bnd * dim; ++i) b.normals.push_back(0.0);
-  for (int i = 0; i < n_bnd; ++i) b.p.push_back(u(rng) - 0.5);
-  return b;
-}
-
-template <class T>
-RbfParameters<T> random_parameters(int dim, int m, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  RbfParameters<T> p;
-  p.dim = dim;
-  for (int k = 0; k < m; ++k) p.weights.push_back(T(u(rng) - 0.5));
-  for (int k = 0; k < m * dim; ++k) p.centres.push_back(T(1.2 * u(rng) - 0.1));
-  for (int k = 0; k < m; ++k) p.widths.push_back(T(0.25 + 0.3 * u(rng)));
-  return p;
-}
+using test_inputs::random_batch;
+using test_inputs::random_parameters;
 
 std::vector<double*> flat(RbfParameters<double>& p) {
   std::vector<double*> out;
