@@ -1,5 +1,7 @@
 #include "solver/train/mlp_model.hpp"
 
+#include "solver/train/model_file.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -100,24 +102,10 @@ template void write_mlp_model_yaml<float>(const std::filesystem::path&, const Ml
 
 MlpModel read_mlp_model_yaml(const std::filesystem::path& path) {
   const std::string file = path.string();
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(file);
-  } catch (const YAML::BadFile&) {
-    throw InputError(file + ": cannot read file");
-  } catch (const YAML::Exception& e) {
-    throw InputError(SourceLoc{file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
+  const YAML::Node root = load_model_file(file, "mlp");
   auto fail = [&](const YAML::Node& node, const std::string& key, const std::string& what) {
-    const YAML::Mark m = node.Mark();
-    return InputError(SourceLoc{file, m.line + 1, m.column + 1}, key, what);
+    return model_file_error(file, node, key, what);
   };
-  if (!root.IsMap() || !root["format"] || root["format"].as<std::string>("") != "rbfpde-model-1")
-    throw fail(root, "format", "expected an rbfpde model file (format: rbfpde-model-1)");
-  if (!root["type"] || root["type"].as<std::string>("") != "mlp")
-    throw fail(
-        root, "type",
-        "expected an MLP model (type: mlp), found \"" + root["type"].as<std::string>("") + "\"");
   MlpModel model;
   try {
     model.shape.dim = root["dimension"].as<int>();

@@ -45,8 +45,13 @@ template void write_model_yaml<double>(const std::filesystem::path&, const RbfPa
 template void write_model_yaml<float>(const std::filesystem::path&, const RbfParameters<float>&,
                                       const Config&, const std::string&);
 
-RbfParameters<double> read_model_yaml(const std::filesystem::path& path) {
-  const std::string file = path.string();
+InputError model_file_error(const std::string& file, const YAML::Node& node, const std::string& key,
+                            const std::string& what) {
+  const YAML::Mark m = node.Mark();
+  return InputError(SourceLoc{file, m.line + 1, m.column + 1}, key, what);
+}
+
+YAML::Node load_model_file(const std::string& file, const std::string& type) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(file);
@@ -55,12 +60,22 @@ RbfParameters<double> read_model_yaml(const std::filesystem::path& path) {
   } catch (const YAML::Exception& e) {
     throw InputError(SourceLoc{file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
   }
-  auto fail = [&](const YAML::Node& node, const std::string& key, const std::string& what) {
-    const YAML::Mark m = node.Mark();
-    return InputError(SourceLoc{file, m.line + 1, m.column + 1}, key, what);
-  };
   if (!root.IsMap() || !root["format"] || root["format"].as<std::string>("") != "rbfpde-model-1")
-    throw fail(root, "format", "expected an rbfpde model file (format: rbfpde-model-1)");
+    throw model_file_error(file, root, "format",
+                           "expected an rbfpde model file (format: rbfpde-model-1)");
+  if (!root["type"] || root["type"].as<std::string>("") != type)
+    throw model_file_error(file, root, "type",
+                           "expected a model of type " + type + ", found \"" +
+                               root["type"].as<std::string>("") + "\"");
+  return root;
+}
+
+RbfParameters<double> read_model_yaml(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const YAML::Node root = load_model_file(file, "rbf");
+  auto fail = [&](const YAML::Node& node, const std::string& key, const std::string& what) {
+    return model_file_error(file, node, key, what);
+  };
   RbfParameters<double> p;
   try {
     p.dim = root["dimension"].as<int>();

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include <yaml-cpp/yaml.h>
+
 #include "kernels/backend.hpp"
 #include "solver/config/config.hpp"
 
@@ -12,6 +14,13 @@ namespace rbfpde {
 template <class T>
 void write_model_yaml(const std::filesystem::path& path, const RbfParameters<T>& params,
                       const Config& config, const std::string& backend);
+
+// Reads a model file (any model type): parses it and checks its format and `type`, throwing
+// InputError naming the file, position and key otherwise.
+YAML::Node load_model_file(const std::string& file, const std::string& type);
+// An InputError at `node` of a model file.
+InputError model_file_error(const std::string& file, const YAML::Node& node, const std::string& key,
+                            const std::string& what);
 
 // Reads a model.yaml written by write_model_yaml. Throws InputError naming the file and the
 // key when it is not one.
