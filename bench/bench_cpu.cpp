@@ -12,24 +12,11 @@
 
 #include "solver/train/rbf_model.hpp"
 #include "solver/train/rbf_trainer.hpp"
+#include "tests/common/seed_problem.hpp"
 
 using namespace rbfpde;
 
 namespace {
-
-ProblemSpec seed_spec() {
-  ProblemSpec spec;
-  spec.dim = 2;
-  spec.domain.type = "rectangle";
-  spec.domain.min = {0, 0};
-  spec.domain.max = {1, 1};
-  spec.f = {"sin(pi*x)*sin(pi*y)", "problem.equation.f", {}};
-  BoundarySpec bc;
-  bc.value = {"0", "value", {}};
-  bc.where = {"1", "where", {}};
-  spec.boundary.push_back(bc);
-  return spec;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -44,7 +31,7 @@ struct Case {
 
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 9;
-  const Problem problem = Problem::build(seed_spec());
+  const Problem problem = Problem::build(test_inputs::seed_problem_spec());
   using Clock = std::chrono::steady_clock;
   std::printf("| operation | neurons | points (N+K) | median ms | runs |\n|---|---|---|---|---|\n");
 

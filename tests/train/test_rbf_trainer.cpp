@@ -10,24 +10,12 @@
 #include "solver/train/error_norms.hpp"
 #include "solver/train/rbf_model.hpp"
 #include "solver/train/rbf_trainer.hpp"
+#include "tests/common/seed_problem.hpp"
 
 namespace rbfpde {
 namespace {
 
-ProblemSpec seed_problem_spec() {
-  ProblemSpec spec;
-  spec.dim = 2;
-  spec.domain.type = "rectangle";
-  spec.domain.min = {0, 0};
-  spec.domain.max = {1, 1};
-  spec.f = {"sin(pi*x)*sin(pi*y)", "problem.equation.f", {}};
-  BoundarySpec bc;
-  bc.value = {"0", "problem.boundary[0].value", {}};
-  bc.where = {"1", "problem.boundary[0].where", {}};
-  spec.boundary.push_back(bc);
-  spec.exact = ExprSpec{"-sin(pi*x)*sin(pi*y)/(2*pi^2)", "problem.exact", {}};
-  return spec;
-}
+using test_inputs::seed_problem_spec;
 
 // Relative L2 error of the trained network on a 101 × 101 grid.
 template <class T>
