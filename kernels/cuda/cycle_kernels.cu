@@ -319,13 +319,7 @@ __global__ void __launch_bounds__(kGridCgThreads)
     dad = block_sum(dad, scratch);
     if (!(dad > 0)) break;  // the same decision in every block: same data, same order
     const T alpha = T(rr / dad);
-    double rr_new = 0;
-    for (int i = tid; i < m; i += nt) {
-      w[i] += alpha * d[i];
-      r[i] -= alpha * ad[i];
-      rr_new += double(r[i]) * double(r[i]);
-    }
-    rr_new = block_sum(rr_new, scratch);
+    const double rr_new = cg_step_update(alpha, w, r, d, ad, m, scratch);
     const T beta = T(rr_new / rr);
     for (int i = tid; i < m; i += nt) d[i] = r[i] + beta * d[i];
     rr = rr_new;

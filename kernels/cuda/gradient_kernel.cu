@@ -26,23 +26,6 @@ namespace {
 constexpr int kGradientThreads = 256;
 constexpr int kGradientWarps = kGradientThreads / 32;
 
-__device__ void finalize_loss(int n_int, int n_bnd, const double* __restrict__ partials, int blocks,
-                              double penalty, DeviceScalars* scalars, double* scratch) {
-  double se = 0, sb = 0;
-  for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
-    se += partials[2 * b];
-    sb += partials[2 * b + 1];
-  }
-  se = block_sum(se, scratch);
-  sb = block_sum(sb, scratch);
-  if (threadIdx.x == 0) {
-    const double n = double(n_int > 0 ? n_int : 1), k = double(n_bnd > 0 ? n_bnd : 1);
-    scalars->loss = 0.5 * se / n + 0.5 * penalty * sb / k;
-    scalars->rms_interior = sqrt(se / n);
-    scalars->rms_boundary = sqrt(sb / k);
-  }
-}
-
 template <class T, int D, int NB>
 __global__ void __launch_bounds__(kGradientThreads)
     gradient_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ res,
@@ -54,7 +37,8 @@ __global__ void __launch_bounds__(kGradientThreads)
   __shared__ T totals[NB * V];
   __shared__ double scratch[32];
   if (scalars != nullptr && blockIdx.x == 0)
-    finalize_loss(n_int, rows - n_int, loss_partials, loss_blocks, penalty, scalars, scratch);
+    reduce_loss_partials(loss_partials, unsigned(loss_blocks), n_int, rows - n_int, penalty, scalars,
+                         scratch);
   const int k0 = blockIdx.x * NB;
   T c[NB][D], acc[NB][V];
   NeuronConstants<T> nk[NB];

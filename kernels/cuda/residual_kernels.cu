@@ -72,20 +72,22 @@ __device__ void finalize_in_last_block(const double* partials, int n_int, int n_
   __syncthreads();
   if (!last) return;
   __threadfence();
-  double se = 0, sb = 0;
-  for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) {
-    se += __ldcg(&partials[2 * b]);
-    sb += __ldcg(&partials[2 * b + 1]);
-  }
+  reduce_loss_partials(partials, blocks, n_int, n_bnd, penalty, scalars, scratch);
+  if (threadIdx.x == 0) *counter = 0u;
+}
+
+// Reduces this block's (Σe², Σb²) into its partials; with `scalars`, the last block to finish
+// turns all partials into the loss.
+__device__ void write_block_partials(double se, double sb, double* partials, int n_int, int rows,
+                                     double penalty, DeviceScalars* scalars, unsigned* counter,
+                                     double* scratch) {
   se = block_sum(se, scratch);
   sb = block_sum(sb, scratch);
   if (threadIdx.x == 0) {
-    const double n = double(n_int > 0 ? n_int : 1), k = double(n_bnd > 0 ? n_bnd : 1);
-    scalars->loss = 0.5 * se / n + 0.5 * penalty * sb / k;
-    scalars->rms_interior = sqrt(se / n);
-    scalars->rms_boundary = sqrt(sb / k);
-    *counter = 0u;
+    partials[2 * blockIdx.x] = se;
+    partials[2 * blockIdx.x + 1] = sb;
   }
+  if (scalars) finalize_in_last_block(partials, n_int, rows - n_int, penalty, scalars, counter, scratch);
 }
 
 template <class T, int D, int R>
@@ -153,13 +155,7 @@ __global__ void __launch_bounds__(kResThreads)
     res[row[q]] = r;
     (interior[q] ? se : sb) += double(r) * double(r);
   }
-  se = block_sum(se, scratch);
-  sb = block_sum(sb, scratch);
-  if (threadIdx.x == 0) {
-    partials[2 * blockIdx.x] = se;
-    partials[2 * blockIdx.x + 1] = sb;
-  }
-  if (scalars) finalize_in_last_block(partials, n_int, rows - n_int, penalty, scalars, counter, scratch);
+  write_block_partials(se, sb, partials, n_int, rows, penalty, scalars, counter, scratch);
 }
 
 // res = Σ_chunks chunk_sums − target (chunk order), and the per-block loss partials. Blocks of
@@ -180,13 +176,7 @@ __global__ void __launch_bounds__(kResTileRows)
     res[row] = r;
     (row < n_int ? se : sb) = double(r) * double(r);
   }
-  se = block_sum(se, scratch);
-  sb = block_sum(sb, scratch);
-  if (threadIdx.x == 0) {
-    partials[2 * blockIdx.x] = se;
-    partials[2 * blockIdx.x + 1] = sb;
-  }
-  if (scalars) finalize_in_last_block(partials, n_int, rows - n_int, penalty, scalars, counter, scratch);
+  write_block_partials(se, sb, partials, n_int, rows, penalty, scalars, counter, scratch);
 }
 
 template <class T>
@@ -209,19 +199,7 @@ __global__ void __launch_bounds__(kFinalizeThreads)
     loss_finalize_kernel(int n_int, int n_bnd, const double* __restrict__ partials, int blocks,
                          double penalty, DeviceScalars* scalars) {
   __shared__ double scratch[32];
-  double se = 0, sb = 0;
-  for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
-    se += partials[2 * b];
-    sb += partials[2 * b + 1];
-  }
-  se = block_sum(se, scratch);
-  sb = block_sum(sb, scratch);
-  if (threadIdx.x == 0) {
-    const double n = double(n_int > 0 ? n_int : 1), k = double(n_bnd > 0 ? n_bnd : 1);
-    scalars->loss = 0.5 * se / n + 0.5 * penalty * sb / k;
-    scalars->rms_interior = sqrt(se / n);
-    scalars->rms_boundary = sqrt(sb / k);
-  }
+  reduce_loss_partials(partials, unsigned(blocks), n_int, n_bnd, penalty, scalars, scratch);
 }
 
 template <class T, int D>

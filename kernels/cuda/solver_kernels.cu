@@ -102,13 +102,7 @@ __global__ void __launch_bounds__(kSingleBlockThreads)
     dad = block_sum(dad, scratch);
     if (!(dad > 0)) break;  // breakdown: A is only semi-definite along d
     const T alpha = T(rr / dad);
-    double rr_new = 0;
-    for (int i = tid; i < m; i += nt) {
-      w[i] += alpha * d[i];
-      r[i] -= alpha * ad[i];
-      rr_new += double(r[i]) * double(r[i]);
-    }
-    rr_new = block_sum(rr_new, scratch);
+    const double rr_new = cg_step_update(alpha, w, r, d, ad, m, scratch);
     const T beta = T(rr_new / rr);
     __syncthreads();  // every thread has finished reading d in its matrix-vector product
     for (int i = tid; i < m; i += nt) d[i] = r[i] + beta * d[i];
@@ -164,13 +158,7 @@ __global__ void __launch_bounds__(kVectorThreads)
     return;
   }
   const T alpha = T(rr / dad);
-  double rr_new = 0;
-  for (int i = threadIdx.x; i < m; i += blockDim.x) {
-    w[i] += alpha * d[i];
-    r[i] -= alpha * ad[i];
-    rr_new += double(r[i]) * double(r[i]);
-  }
-  rr_new = block_sum(rr_new, scratch);
+  const double rr_new = cg_step_update(alpha, w, r, d, ad, m, scratch);
   const T beta = T(rr_new / rr);
   for (int i = threadIdx.x; i < m; i += blockDim.x) d[i] = r[i] + beta * d[i];
   if (threadIdx.x == 0) {
