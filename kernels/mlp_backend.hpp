@@ -74,6 +74,11 @@ class MlpBackend {
   // restored or freshly loaded network starts its optimiser anew.
   virtual void set_parameters(const std::vector<T>& flat) = 0;
   virtual std::vector<T> parameters() const = 0;
+  // Adam's first and second moments (same layout as the parameters), copied to the host, and
+  // their restoration: with parameters(), the whole optimiser state a checkpoint keeps. Call
+  // set_adam_moments after set_parameters, which zeroes them.
+  virtual void adam_moments(std::vector<T>& m, std::vector<T>& v) const = 0;
+  virtual void set_adam_moments(const std::vector<T>& m, const std::vector<T>& v) = 0;
   // Replaces the collocation batch (converted to T).
   virtual void set_batch(const CollocationBatch& batch) = 0;
 

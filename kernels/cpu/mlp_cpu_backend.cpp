@@ -115,6 +115,20 @@ class CpuMlpBackend final : public MlpBackend<T> {
     return std::vector<T>(theta_.data(), theta_.data() + theta_.size());
   }
 
+  void adam_moments(std::vector<T>& m, std::vector<T>& v) const override {
+    m.assign(adam_m_.data(), adam_m_.data() + adam_m_.size());
+    v.assign(adam_v_.data(), adam_v_.data() + adam_v_.size());
+  }
+
+  void set_adam_moments(const std::vector<T>& m, const std::vector<T>& v) override {
+    if (Eigen::Index(m.size()) != theta_.size() || Eigen::Index(v.size()) != theta_.size())
+      throw std::invalid_argument("expected " + std::to_string(theta_.size()) +
+                                  " Adam moments of each kind, got " + std::to_string(m.size()) +
+                                  " and " + std::to_string(v.size()));
+    adam_m_ = Eigen::Map<const Vector<T>>(m.data(), theta_.size());
+    adam_v_ = Eigen::Map<const Vector<T>>(v.data(), theta_.size());
+  }
+
   void set_batch(const CollocationBatch& batch) override {
     if (batch.dim != dim_) throw std::invalid_argument("batch of the wrong dimension");
     const Eigen::Index n_int = Eigen::Index(batch.n_interior());

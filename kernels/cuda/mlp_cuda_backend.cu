@@ -101,6 +101,21 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
   std::vector<T> parameters() const override { return download(theta_); }
 
+  void adam_moments(std::vector<T>& m, std::vector<T>& v) const override {
+    m = download(m_);
+    v = download(v_);
+  }
+
+  void set_adam_moments(const std::vector<T>& m, const std::vector<T>& v) override {
+    if (m.size() != m_.size() || v.size() != v_.size())
+      throw std::invalid_argument("expected " + std::to_string(m_.size()) +
+                                  " Adam moments of each kind, got " + std::to_string(m.size()) +
+                                  " and " + std::to_string(v.size()));
+    CUDA_CHECK(cudaMemcpyAsync(m_.data(), m.data(), m_.bytes(), cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(v_.data(), v.data(), v_.bytes(), cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
   void set_batch(const CollocationBatch& batch) override {
     if (batch.dim != net_.dim) throw std::invalid_argument("batch of the wrong dimension");
     n_int_ = int(batch.n_interior());

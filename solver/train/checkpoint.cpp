@@ -1,7 +1,9 @@
 #include "solver/train/checkpoint.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <sstream>
 
@@ -10,16 +12,20 @@
 namespace rbfpde {
 namespace {
 
-constexpr char kMagic[8] = {'R', 'B', 'F', 'C', 'K', 'P', 'T', '1'};
+// "RBFCKPT" and the format's digit: 1 (RBF only, no model field), 2.
+constexpr char kMagic[7] = {'R', 'B', 'F', 'C', 'K', 'P', 'T'};
+constexpr char kFormat = '2';
 
 // What must match between the run that wrote a checkpoint and the run resuming it: everything
-// but the stopping rules, reporting, backend and where the files go.
+// but the stopping rules (the MLP's L-BFGS iterations among them), reporting, backend and where
+// the files go.
 std::string resume_identity(const Config& config) {
   Config c = config;
   c.file.clear();
   c.training.max_cycles = 1;
   c.training.tolerance = 0;
   c.training.time_limit = 0;
+  c.training.lbfgs_iterations = 0;
   c.output.report_every = 1;
   c.output.snapshot_every = 0;
   c.output.directory = "-";
@@ -91,38 +97,185 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
-}  // namespace
+// Which model and scalar a state belongs to.
+template <class State>
+struct StateTraits;
+template <class T>
+struct StateTraits<TrainerState<T>> {
+  using Scalar = T;
+  static constexpr const char* model = "rbf";
+};
+template <class T>
+struct StateTraits<MlpTrainerState<T>> {
+  using Scalar = T;
+  static constexpr const char* model = "mlp";
+};
 
-std::filesystem::path checkpoint_path(const Config& config) {
-  return std::filesystem::path(config.output.directory) / "checkpoint" / "state.bin";
+void put_rng(Writer& w, const Rng& rng) {
+  std::ostringstream text;
+  text << rng;
+  w.put_string(text.str());
+}
+
+void get_rng(Reader& r, Rng& rng) {
+  std::istringstream text(r.get_string());
+  text >> rng;
+  if (!text) r.torn();
+}
+
+void put_batch(Writer& w, const CollocationBatch& b) {
+  w.put<std::int32_t>(b.dim);
+  w.put_vector(b.interior);
+  w.put_vector(b.f);
+  w.put_vector(b.boundary);
+  w.put_vector(b.normals);
+  w.put_vector(b.p);
+}
+
+void get_batch(Reader& r, CollocationBatch& b) {
+  b.dim = r.get<std::int32_t>();
+  b.interior = r.get_vector<double>();
+  b.f = r.get_vector<double>();
+  b.boundary = r.get_vector<double>();
+  b.normals = r.get_vector<double>();
+  b.p = r.get_vector<double>();
 }
 
 template <class T>
-void write_checkpoint(const std::filesystem::path& path, const Checkpoint<T>& ck) {
-  Writer w;
-  for (char c : kMagic) w.put(c);
-  w.put<std::uint32_t>(sizeof(T));
-  w.put_string(ck.config_dump);
-  const TrainerState<T>& s = ck.state;
+void put_state(Writer& w, const TrainerState<T>& s) {
   w.put<std::int64_t>(s.cycle);
   w.put<double>(s.mu);
   w.put<double>(s.reference_loss);
   w.put<std::int32_t>(s.exploded_cycles);
   w.put<double>(s.seconds);
   w.put<std::uint64_t>(s.batches);
-  std::ostringstream rng;
-  rng << s.rng;
-  w.put_string(rng.str());
-  w.put<std::int32_t>(s.batch.dim);
-  w.put_vector(s.batch.interior);
-  w.put_vector(s.batch.f);
-  w.put_vector(s.batch.boundary);
-  w.put_vector(s.batch.normals);
-  w.put_vector(s.batch.p);
+  put_rng(w, s.rng);
+  put_batch(w, s.batch);
   w.put<std::int32_t>(s.params.dim);
   w.put_vector(s.params.weights);
   w.put_vector(s.params.centres);
   w.put_vector(s.params.widths);
+}
+
+template <class T>
+void get_state(Reader& r, TrainerState<T>& s) {
+  s.cycle = r.get<std::int64_t>();
+  s.mu = r.get<double>();
+  s.reference_loss = r.get<double>();
+  s.exploded_cycles = r.get<std::int32_t>();
+  s.seconds = r.get<double>();
+  s.batches = r.get<std::uint64_t>();
+  get_rng(r, s.rng);
+  get_batch(r, s.batch);
+  s.params.dim = r.get<std::int32_t>();
+  s.params.weights = r.get_vector<T>();
+  s.params.centres = r.get_vector<T>();
+  s.params.widths = r.get_vector<T>();
+}
+
+void put_vectors(Writer& w, const std::deque<std::vector<double>>& vs) {
+  w.put<std::uint64_t>(vs.size());
+  for (const auto& v : vs) w.put_vector(v);
+}
+
+std::deque<std::vector<double>> get_vectors(Reader& r) {
+  const auto n = r.get<std::uint64_t>();
+  std::deque<std::vector<double>> vs;
+  for (std::uint64_t i = 0; i < n; ++i) vs.push_back(r.get_vector<double>());
+  return vs;
+}
+
+template <class T>
+void put_state(Writer& w, const MlpTrainerState<T>& s) {
+  w.put<std::int64_t>(s.cycle);
+  w.put<std::int64_t>(s.adam_steps);
+  w.put<double>(s.reference_loss);
+  w.put<std::int32_t>(s.exploded_cycles);
+  w.put<double>(s.seconds);
+  put_rng(w, s.rng);
+  put_batch(w, s.batch);
+  w.put_vector(s.params);
+  w.put_vector(s.adam_m);
+  w.put_vector(s.adam_v);
+  w.put_vector(s.last_good);
+  w.put<std::uint8_t>(s.in_lbfgs ? 1 : 0);
+  const LbfgsState& l = s.lbfgs;
+  w.put_vector(l.x);
+  w.put_vector(l.g);
+  w.put<double>(l.f);
+  put_vectors(w, l.s);
+  put_vectors(w, l.y);
+  w.put_vector(std::vector<double>(l.rho.begin(), l.rho.end()));
+  w.put<std::int64_t>(l.evaluations);
+  w.put<std::int64_t>(l.resets);
+}
+
+template <class T>
+void get_state(Reader& r, MlpTrainerState<T>& s) {
+  s.cycle = r.get<std::int64_t>();
+  s.adam_steps = r.get<std::int64_t>();
+  s.reference_loss = r.get<double>();
+  s.exploded_cycles = r.get<std::int32_t>();
+  s.seconds = r.get<double>();
+  get_rng(r, s.rng);
+  get_batch(r, s.batch);
+  s.params = r.get_vector<T>();
+  s.adam_m = r.get_vector<T>();
+  s.adam_v = r.get_vector<T>();
+  s.last_good = r.get_vector<T>();
+  s.in_lbfgs = r.get<std::uint8_t>() != 0;
+  LbfgsState& l = s.lbfgs;
+  l.x = r.get_vector<double>();
+  l.g = r.get_vector<double>();
+  l.f = r.get<double>();
+  l.s = get_vectors(r);
+  l.y = get_vectors(r);
+  const std::vector<double> rho = r.get_vector<double>();
+  l.rho.assign(rho.begin(), rho.end());
+  l.evaluations = r.get<std::int64_t>();
+  l.resets = r.get<std::int64_t>();
+  // A file that passed the framing but holds mismatched sizes is as unusable as a torn one.
+  const std::size_t n = s.params.size();
+  if (s.adam_m.size() != n || s.adam_v.size() != n || s.last_good.size() != n ||
+      l.s.size() != l.y.size() || l.s.size() != l.rho.size())
+    r.torn();
+}
+
+// Refusals that depend on where the run stopped: none for the RBF network.
+template <class T>
+void check_resumable(const TrainerState<T>&, const Config&) {}
+
+// The L-BFGS stage ends at the Adam steps it followed plus lbfgs.iterations: once it has begun, a
+// changed max_cycles could only be ignored.
+template <class T>
+void check_resumable(const MlpTrainerState<T>& s, const Config& config) {
+  if (s.in_lbfgs && s.adam_steps != config.training.max_cycles)
+    throw InputError(SourceLoc{config.file, 0, 0}, "training.max_cycles",
+                     "the checkpoint is in the L-BFGS stage, after " +
+                         std::to_string(s.adam_steps) + " Adam steps: keep max_cycles at " +
+                         std::to_string(s.adam_steps) + " (training.lbfgs.iterations may change)");
+}
+
+std::string model_name(const std::string& model) {
+  return model == "mlp" ? "an MLP (model.type mlp)" : "an RBF network (model.type rbf)";
+}
+
+}  // namespace
+
+std::filesystem::path checkpoint_path(const Config& config) {
+  return std::filesystem::path(config.output.directory) / "checkpoint" / "state.bin";
+}
+
+template <class State>
+void write_checkpoint(const std::filesystem::path& path, const Checkpoint<State>& ck) {
+  using Traits = StateTraits<State>;
+  Writer w;
+  for (char c : kMagic) w.put(c);
+  w.put(kFormat);
+  w.put_string(Traits::model);
+  w.put<std::uint32_t>(sizeof(typename Traits::Scalar));
+  w.put_string(ck.config_dump);
+  put_state(w, ck.state);
   w.put_vector(ck.history);
   w.put<std::uint64_t>(ck.snapshots.size());
   for (const auto& [t, name] : ck.snapshots) {
@@ -133,8 +286,9 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint<T>& ck
   write_file_atomic(path, w.bytes());
 }
 
-template <class T>
-Checkpoint<T> read_checkpoint(const std::filesystem::path& path, const Config& config) {
+template <class State>
+Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Config& config) {
+  using Traits = StateTraits<State>;
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -143,38 +297,29 @@ Checkpoint<T> read_checkpoint(const std::filesystem::path& path, const Config& c
   Reader r(std::move(bytes), file);
   for (char c : kMagic)
     if (r.get<char>() != c) throw InputError(file + ": not an rbfpde checkpoint");
+  const char format = r.get<char>();
+  if (format != '1' && format != kFormat)
+    throw InputError(file + ": checkpoint format " + std::string(1, format) +
+                     " is not one this rbfpde reads; start again without --resume");
+  const std::string model = format == '1' ? "rbf" : r.get_string();
+  if (model != "rbf" && model != "mlp") r.torn();
+  if (model != Traits::model)
+    throw InputError(file + ": the checkpoint is of " + model_name(model) +
+                     ", the config's model is " + model_name(Traits::model) +
+                     "; resume with the config that wrote it");
   const auto scalar = r.get<std::uint32_t>();
-  if (scalar != sizeof(T))
+  if (scalar != sizeof(typename Traits::Scalar))
     throw InputError(SourceLoc{config.file, 0, 0}, "compute.precision",
                      std::string("the checkpoint was written in ") +
                          (scalar == 4 ? "float" : "double") + " precision; resume with the same");
-  Checkpoint<T> ck;
+  Checkpoint<State> ck;
   ck.config_dump = r.get_string();
   if (ck.config_dump != resume_identity(config))
     throw InputError(SourceLoc{config.file, 0, 0}, "",
                      "the config differs from the run that wrote " + file +
-                         " (only training.max_cycles, tolerance, time_limit, output reporting and "
-                         "compute.backend may change on --resume)");
-  TrainerState<T>& s = ck.state;
-  s.cycle = r.get<std::int64_t>();
-  s.mu = r.get<double>();
-  s.reference_loss = r.get<double>();
-  s.exploded_cycles = r.get<std::int32_t>();
-  s.seconds = r.get<double>();
-  s.batches = r.get<std::uint64_t>();
-  std::istringstream rng(r.get_string());
-  rng >> s.rng;
-  if (!rng) r.torn();
-  s.batch.dim = r.get<std::int32_t>();
-  s.batch.interior = r.get_vector<double>();
-  s.batch.f = r.get_vector<double>();
-  s.batch.boundary = r.get_vector<double>();
-  s.batch.normals = r.get_vector<double>();
-  s.batch.p = r.get_vector<double>();
-  s.params.dim = r.get<std::int32_t>();
-  s.params.weights = r.get_vector<T>();
-  s.params.centres = r.get_vector<T>();
-  s.params.widths = r.get_vector<T>();
+                         " (only training.max_cycles, tolerance, time_limit, lbfgs.iterations, "
+                         "output reporting and compute.backend may change on --resume)");
+  get_state(r, ck.state);
   ck.history = r.get_vector<HistoryCsv::Row>();
   const auto n_snap = r.get<std::uint64_t>();
   for (std::uint64_t i = 0; i < n_snap; ++i) {
@@ -182,21 +327,47 @@ Checkpoint<T> read_checkpoint(const std::filesystem::path& path, const Config& c
     ck.snapshots.emplace_back(t, r.get_string());
   }
   if (!r.done()) r.torn();
+  check_resumable(ck.state, config);
   return ck;
 }
 
-template <class T>
-Checkpoint<T> new_checkpoint(const Config& config) {
-  Checkpoint<T> ck;
+template <class State>
+Checkpoint<State> new_checkpoint(const Config& config) {
+  Checkpoint<State> ck;
   ck.config_dump = resume_identity(config);
   return ck;
 }
 
-template void write_checkpoint<double>(const std::filesystem::path&, const Checkpoint<double>&);
-template void write_checkpoint<float>(const std::filesystem::path&, const Checkpoint<float>&);
-template Checkpoint<double> read_checkpoint<double>(const std::filesystem::path&, const Config&);
-template Checkpoint<float> read_checkpoint<float>(const std::filesystem::path&, const Config&);
-template Checkpoint<double> new_checkpoint<double>(const Config&);
-template Checkpoint<float> new_checkpoint<float>(const Config&);
+template <class State>
+Checkpoint<State> resume_run(const Config& config, RunOutput& output) {
+  Checkpoint<State> ck = read_checkpoint<State>(checkpoint_path(config), config);
+  output.restore(ck.history, ck.snapshots);
+  output.note("resuming " + config.name + " at cycle " + std::to_string(ck.state.cycle));
+  return ck;
+}
+
+template <class State>
+void save_run(const Config& config, const RunOutput& output, State state) {
+  Checkpoint<State> ck = new_checkpoint<State>(config);
+  ck.state = std::move(state);
+  // The final row of a stopped run is not a regular report: a resumed run must not keep it.
+  ck.history = output.history_rows();
+  if (!ck.history.empty() && ck.history.back().cycle % std::max(1, config.output.report_every) != 0)
+    ck.history.pop_back();
+  ck.snapshots = output.snapshots();
+  write_checkpoint(checkpoint_path(config), ck);
+}
+
+#define RBFPDE_CHECKPOINT_STATE(State)                                                            \
+  template void write_checkpoint<State>(const std::filesystem::path&, const Checkpoint<State>&);  \
+  template Checkpoint<State> read_checkpoint<State>(const std::filesystem::path&, const Config&); \
+  template Checkpoint<State> new_checkpoint<State>(const Config&);                                \
+  template Checkpoint<State> resume_run<State>(const Config&, RunOutput&);                        \
+  template void save_run<State>(const Config&, const RunOutput&, State);
+RBFPDE_CHECKPOINT_STATE(TrainerState<double>)
+RBFPDE_CHECKPOINT_STATE(TrainerState<float>)
+RBFPDE_CHECKPOINT_STATE(MlpTrainerState<double>)
+RBFPDE_CHECKPOINT_STATE(MlpTrainerState<float>)
+#undef RBFPDE_CHECKPOINT_STATE
 
 }  // namespace rbfpde

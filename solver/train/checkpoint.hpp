@@ -1,38 +1,54 @@
 // Checkpoints: <output directory>/checkpoint/state.bin holds a run's whole training state
-// (parameters, batch, random engine, LM damping, history so far) bit-exactly, so that
-// `rbfpde solve CONFIG --resume` continues to the same numbers as an uninterrupted run.
-// Written atomically at the end of every run, interrupted or not.
+// bit-exactly, so that `rbfpde solve CONFIG --resume` continues to the same numbers as an
+// uninterrupted run: for the RBF network its TrainerState (parameters, batch, random engine, LM
+// damping), for the MLP its MlpTrainerState (parameters, Adam moments and step count, batch,
+// random engine, and in the L-BFGS stage the minimiser's iterate and curvature pairs), each with
+// the history so far. Written atomically at the end of every run, interrupted or not.
+//
+// Layout: "RBFCKPT2", the model ("rbf" | "mlp"), the scalar's size, the config's identity, the
+// state, the history rows, the snapshots. Format 1 (RBF only, no model field) is still read.
 #pragma once
 
 #include <filesystem>
 #include <string>
 
+#include "solver/train/mlp_trainer.hpp"
 #include "solver/train/rbf_trainer.hpp"
 #include "solver/train/run_output.hpp"
 
 namespace rbfpde {
 
-template <class T>
+// State: TrainerState<T> (RBF) or MlpTrainerState<T> (MLP), T double or float.
+template <class State>
 struct Checkpoint {
-  TrainerState<T> state;
+  State state;
   std::vector<HistoryCsv::Row> history;
   RunOutput::Snapshots snapshots;
-  std::string config_dump;  // dump_config of the run that wrote it
+  std::string config_dump;  // the resume identity of the run that wrote it
 };
 
 std::filesystem::path checkpoint_path(const Config& config);
 
 // An empty checkpoint stamped with `config`'s identity; the caller fills state and history.
-template <class T>
-Checkpoint<T> new_checkpoint(const Config& config);
+template <class State>
+Checkpoint<State> new_checkpoint(const Config& config);
 
-template <class T>
-void write_checkpoint(const std::filesystem::path& path, const Checkpoint<T>& checkpoint);
+template <class State>
+void write_checkpoint(const std::filesystem::path& path, const Checkpoint<State>& checkpoint);
 
-// Reads a checkpoint of precision T. Throws InputError naming the file when it is missing,
-// torn, of the other precision, or of a run whose config differs from `config` in anything
-// but the stopping rules and reporting.
-template <class T>
-Checkpoint<T> read_checkpoint(const std::filesystem::path& path, const Config& config);
+// Reads a checkpoint of State's model and precision. Throws InputError naming the file when it
+// is missing, torn, of the other model or precision, or of a run whose config differs from
+// `config` in anything but the stopping rules and reporting.
+template <class State>
+Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Config& config);
+
+// The two ends of a resumable run, as every model's solve does them: read config's checkpoint
+// and put its reports back into `output` (before anything is written) ...
+template <class State>
+Checkpoint<State> resume_run(const Config& config, RunOutput& output);
+// ... and write the checkpoint of a run that ended in `state`, with the reports a resumed run
+// continues from.
+template <class State>
+void save_run(const Config& config, const RunOutput& output, State state);
 
 }  // namespace rbfpde

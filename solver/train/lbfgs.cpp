@@ -22,93 +22,100 @@ bool all_finite(const std::vector<double>& v) {
 }  // namespace
 
 Lbfgs::Lbfgs(LbfgsObjective f, std::vector<double> x0, const LbfgsOptions& options)
-    : objective_(std::move(f)), options_(options), x_(std::move(x0)) {
+    : objective_(std::move(f)), options_(options) {
   options_.history = std::max(1, options_.history);
-  g_.assign(x_.size(), 0.0);
-  f_ = evaluate(x_, g_);
+  st_.x = std::move(x0);
+  st_.g.assign(st_.x.size(), 0.0);
+  st_.f = evaluate(st_.x, st_.g);
+}
+
+Lbfgs::Lbfgs(LbfgsObjective f, LbfgsState state, const LbfgsOptions& options)
+    : objective_(std::move(f)), options_(options), st_(std::move(state)) {
+  options_.history = std::max(1, options_.history);
 }
 
 double Lbfgs::evaluate(const std::vector<double>& x, std::vector<double>& g) {
-  ++evaluations_;
+  ++st_.evaluations;
   g.resize(x.size());
   const double f = objective_(x, g);
   // A non-finite gradient is as unusable as a non-finite value: report it the same way.
   return std::isfinite(f) && all_finite(g) ? f : std::nan("");
 }
 
-double Lbfgs::gradient_norm() const { return std::sqrt(dot(g_, g_)); }
+double Lbfgs::gradient_norm() const { return std::sqrt(dot(st_.g, st_.g)); }
 
 void Lbfgs::direction(std::vector<double>& d) const {
-  const std::size_t m = s_.size();
-  d.resize(g_.size());
-  for (std::size_t i = 0; i < d.size(); ++i) d[i] = -g_[i];
+  const std::size_t m = st_.s.size();
+  d.resize(st_.g.size());
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = -st_.g[i];
   std::vector<double> alpha(m);
   for (std::size_t k = m; k-- > 0;) {
-    alpha[k] = rho_[k] * dot(s_[k], d);
-    for (std::size_t i = 0; i < d.size(); ++i) d[i] -= alpha[k] * y_[k][i];
+    alpha[k] = st_.rho[k] * dot(st_.s[k], d);
+    for (std::size_t i = 0; i < d.size(); ++i) d[i] -= alpha[k] * st_.y[k][i];
   }
   // H0 = γI with γ = sᵀy / yᵀy of the newest pair: the step's scale from the latest curvature,
   // which is what lets the first trial step α = 1 be accepted most of the time.
-  const double gamma = 1.0 / (rho_[m - 1] * dot(y_[m - 1], y_[m - 1]));
+  const double gamma = 1.0 / (st_.rho[m - 1] * dot(st_.y[m - 1], st_.y[m - 1]));
   for (double& v : d) v *= gamma;
   for (std::size_t k = 0; k < m; ++k) {
-    const double beta = rho_[k] * dot(y_[k], d);
-    for (std::size_t i = 0; i < d.size(); ++i) d[i] += (alpha[k] - beta) * s_[k][i];
+    const double beta = st_.rho[k] * dot(st_.y[k], d);
+    for (std::size_t i = 0; i < d.size(); ++i) d[i] += (alpha[k] - beta) * st_.s[k][i];
   }
 }
 
 bool Lbfgs::search(const std::vector<double>& d, double alpha) {
-  const double slope = dot(g_, d);
+  const double slope = dot(st_.g, d);
   if (!(slope < 0)) return false;  // not a descent direction
-  trial_x_.resize(x_.size());
+  const std::size_t n = st_.x.size();
+  trial_x_.resize(n);
   for (int h = 0; h <= options_.max_halvings; ++h, alpha *= 0.5) {
-    for (std::size_t i = 0; i < x_.size(); ++i) trial_x_[i] = x_[i] + alpha * d[i];
+    for (std::size_t i = 0; i < n; ++i) trial_x_[i] = st_.x[i] + alpha * d[i];
     const double f = evaluate(trial_x_, trial_g_);
     // A non-finite trial is a step too long, like one that fails Armijo: halve it.
-    if (!(std::isfinite(f) && f <= f_ + options_.c1 * alpha * slope)) continue;
+    if (!(std::isfinite(f) && f <= st_.f + options_.c1 * alpha * slope)) continue;
 
-    std::vector<double> s(x_.size()), y(x_.size());
-    for (std::size_t i = 0; i < x_.size(); ++i) {
-      s[i] = trial_x_[i] - x_[i];
-      y[i] = trial_g_[i] - g_[i];
+    std::vector<double> s(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      s[i] = trial_x_[i] - st_.x[i];
+      y[i] = trial_g_[i] - st_.g[i];
     }
     const double sy = dot(s, y);
     if (sy > options_.curvature_skip * std::sqrt(dot(s, s) * dot(y, y))) {
-      if (static_cast<int>(s_.size()) == options_.history) {
-        s_.pop_front();
-        y_.pop_front();
-        rho_.pop_front();
+      if (static_cast<int>(st_.s.size()) == options_.history) {
+        st_.s.pop_front();
+        st_.y.pop_front();
+        st_.rho.pop_front();
       }
-      s_.push_back(std::move(s));
-      y_.push_back(std::move(y));
-      rho_.push_back(1.0 / sy);
+      st_.s.push_back(std::move(s));
+      st_.y.push_back(std::move(y));
+      st_.rho.push_back(1.0 / sy);
     }
-    std::swap(x_, trial_x_);
-    std::swap(g_, trial_g_);
-    f_ = f;
+    std::swap(st_.x, trial_x_);
+    std::swap(st_.g, trial_g_);
+    st_.f = f;
     return true;
   }
   return false;
 }
 
 Lbfgs::Status Lbfgs::iterate() {
-  if (!std::isfinite(f_)) return Status::non_finite;
+  if (!std::isfinite(st_.f)) return Status::non_finite;
   const double gnorm = gradient_norm();
   if (gnorm == 0) return Status::stalled;  // a stationary point: no direction to go
   std::vector<double> d;
-  if (!s_.empty()) {
+  if (!st_.s.empty()) {
     direction(d);
     if (search(d, 1.0)) return Status::ok;
     // Stale curvature pairs can point the search uphill or nowhere: start afresh from −g.
-    s_.clear();
-    y_.clear();
-    rho_.clear();
-    ++resets_;
+    st_.s.clear();
+    st_.y.clear();
+    st_.rho.clear();
+    ++st_.resets;
   }
   // Without curvature information −g has no natural scale: a first step of unit length (or the
   // full gradient when it is shorter) keeps it from flinging x far away.
-  d.resize(g_.size());
-  for (std::size_t i = 0; i < d.size(); ++i) d[i] = -g_[i];
+  d.resize(st_.g.size());
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = -st_.g[i];
   return search(d, std::min(1.0, 1.0 / gnorm)) ? Status::ok : Status::stalled;
 }
 

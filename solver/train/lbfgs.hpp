@@ -10,6 +10,9 @@
 // would make the inverse-Hessian approximation indefinite). When the search finds no decrease
 // along the L-BFGS direction, the history is dropped and the search is retried along −g with a
 // unit-length first step; when that fails too, the iteration reports Status::stalled.
+//
+// Its whole state between iterations is an LbfgsState, so that a checkpoint can carry it and a
+// resumed minimiser takes the same steps as one that never stopped.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +34,17 @@ struct LbfgsOptions {
   double curvature_skip = 1e-12;  // a pair with sᵀy ≤ this × |s| |y| is skipped
 };
 
+// What one iteration hands to the next: the iterate, f and ∇f there, the curvature pairs, and the
+// counters.
+struct LbfgsState {
+  std::vector<double> x, g;
+  double f = 0;
+  std::deque<std::vector<double>> s, y;  // oldest first
+  std::deque<double> rho;                // 1 / sᵀy per pair
+  long evaluations = 0;
+  long resets = 0;
+};
+
 class Lbfgs {
  public:
   enum class Status {
@@ -41,35 +55,34 @@ class Lbfgs {
 
   // Evaluates f at x0 (one call).
   Lbfgs(LbfgsObjective f, std::vector<double> x0, const LbfgsOptions& options = {});
+  // Continues from a state saved by state(), without evaluating f.
+  Lbfgs(LbfgsObjective f, LbfgsState state, const LbfgsOptions& options = {});
 
   // One iteration (one or more evaluations of f). After a status other than ok the last
   // evaluation may have been at a rejected trial point, not at x().
   Status iterate();
 
-  const std::vector<double>& x() const { return x_; }
-  double loss() const { return f_; }
-  const std::vector<double>& gradient() const { return g_; }
+  const std::vector<double>& x() const { return st_.x; }
+  double loss() const { return st_.f; }
+  const std::vector<double>& gradient() const { return st_.g; }
   double gradient_norm() const;  // Euclidean
-  long evaluations() const { return evaluations_; }
-  std::size_t pairs() const { return s_.size(); }
+  long evaluations() const { return st_.evaluations; }
+  std::size_t pairs() const { return st_.s.size(); }
   // Times the history was dropped because the L-BFGS direction gave no decrease.
-  long resets() const { return resets_; }
+  long resets() const { return st_.resets; }
+  // The state after the last iteration (what a checkpoint stores).
+  const LbfgsState& state() const { return st_; }
 
  private:
   double evaluate(const std::vector<double>& x, std::vector<double>& g);
   void direction(std::vector<double>& d) const;  // −H∇f by the two-loop recursion
-  // Backtracking Armijo search along d from x_ with first step alpha; on success moves x_, f_,
-  // g_ and stores the pair.
+  // Backtracking Armijo search along d from x with first step alpha; on success moves x, f, g
+  // and stores the pair.
   bool search(const std::vector<double>& d, double alpha);
 
   LbfgsObjective objective_;
   LbfgsOptions options_;
-  std::vector<double> x_, g_;
-  double f_ = 0;
-  std::deque<std::vector<double>> s_, y_;  // oldest first
-  std::deque<double> rho_;                 // 1 / sᵀy per pair
-  long evaluations_ = 0;
-  long resets_ = 0;
+  LbfgsState st_;
   // Scratch for trial points, kept to avoid reallocating 10⁴-long vectors every evaluation.
   std::vector<double> trial_x_, trial_g_;
 };

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <string>
 
-#include "solver/train/lbfgs.hpp"
 #include "solver/train/training_rules.hpp"
 
 namespace rbfpde {
@@ -24,38 +24,77 @@ bool all_finite(const std::vector<T>& p) {
 
 template <class T>
 MlpTrainer<T>::MlpTrainer(const Config& config, const Problem& problem, MlpBackend<T>& backend)
-    : config_(config), problem_(problem), backend_(backend), rng_(config.training.seed) {}
+    : config_(config), problem_(problem), backend_(backend) {}
 
 template <class T>
 void MlpTrainer<T>::draw_batch(PhaseTimes& times) {
   auto t0 = Clock::now();
-  problem_.sample(rng_, std::size_t(config_.training.points_interior),
-                  std::size_t(config_.training.points_boundary), batch_);
+  problem_.sample(state_.rng, std::size_t(config_.training.points_interior),
+                  std::size_t(config_.training.points_boundary), state_.batch);
   times.sampling += since(t0);
   t0 = Clock::now();
-  backend_.set_batch(batch_);
+  backend_.set_batch(state_.batch);
   times.upload += since(t0);
+}
+
+template <class T>
+MlpTrainerState<T> MlpTrainer<T>::state() const {
+  MlpTrainerState<T> s = state_;
+  s.params = backend_.parameters();
+  backend_.adam_moments(s.adam_m, s.adam_v);
+  return s;
 }
 
 template <class T>
 TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpReportFn<T>& report,
                                   const StopFn& should_stop) {
-  const TrainingConfig& tc = config_.training;
-  const AdamConstants adam;
   TrainOutcome out;
   const auto start = Clock::now();
-
-  std::vector<T> last_good(initial.begin(), initial.end());
-  backend_.set_parameters(last_good);
+  state_ = MlpTrainerState<T>{};
+  state_.rng.seed(config_.training.seed);
+  state_.last_good.assign(initial.begin(), initial.end());
+  backend_.set_parameters(state_.last_good);
   draw_batch(out.times);
-  LossParts loss = backend_.residuals();
-  const int report_every = std::max(1, config_.output.report_every);
+  const LossParts loss = backend_.residuals();
+  state_.reference_loss = loss.loss;
+  state_.seconds = since(start);
+  if (!finite(loss)) {
+    out.diverged = true;
+    out.stop_reason = "diverged";
+    out.divergence = "non-finite loss at the initial parameters";
+  }
+  return run(out, report, should_stop);
+}
 
-  const double reference_loss = loss.loss;
-  int exploded_cycles = 0;
+template <class T>
+TrainOutcome MlpTrainer<T>::resume(const MlpTrainerState<T>& state, const MlpReportFn<T>& report,
+                                   const StopFn& should_stop) {
+  state_ = state;
+  // set_parameters zeroes the moments: they are restored after it.
+  backend_.set_parameters(state_.params);
+  backend_.set_adam_moments(state_.adam_m, state_.adam_v);
+  backend_.set_batch(state_.batch);
+  // The backend holds them from here on (state() reads them back).
+  state_.params.clear();
+  state_.adam_m.clear();
+  state_.adam_v.clear();
+  return run(TrainOutcome{}, report, should_stop);
+}
+
+template <class T>
+TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
+                                const StopFn& should_stop) {
+  const TrainingConfig& tc = config_.training;
+  const AdamConstants adam;
+  const auto start = Clock::now();
+  const double seconds_before = state_.seconds;
+  const int report_every = std::max(1, config_.output.report_every);
+  long& cycle = state_.cycle;
+  std::vector<T>& last_good = state_.last_good;
+
   auto diverged = [&](const LossParts& l) {
     if (!finite(l)) return true;
-    return exploded(l.loss, reference_loss, exploded_cycles);
+    return exploded(l.loss, state_.reference_loss, state_.exploded_cycles);
   };
   auto diverge = [&](const std::string& why) {
     out.diverged = true;
@@ -66,7 +105,6 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
     return std::isfinite(l.loss) ? "loss " + std::to_string(l.loss) + " exploded"
                                  : std::string("non-finite loss");
   };
-  if (diverged(loss)) diverge(loss_text(loss) + " at the initial parameters");
 
   // Steps run in chunks of at most steps_per_sync() (1 on the CPU: step by step), a chunk
   // ending before the next batch draw and the next report, so that the checks below see every
@@ -74,8 +112,7 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
   const int per_sync = std::max(1, backend_.steps_per_sync());
   std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
   std::vector<LossParts> losses;
-  long cycle = 0;
-  while (!out.diverged && cycle < tc.max_cycles) {
+  while (!out.diverged && !state_.in_lbfgs && cycle < tc.max_cycles) {
     if (cycle > 0 && cycle % tc.resample_every == 0) draw_batch(out.times);
     long k = std::min<long>(per_sync, tc.max_cycles - cycle);
     k = std::min<long>(k, tc.resample_every - cycle % tc.resample_every);
@@ -90,16 +127,17 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
     backend_.train_steps(steps, T(adam.beta1), T(adam.beta2), T(adam.epsilon), tc.tolerance,
                          losses);
     out.times.gd += since(t0);
-    const double seconds = since(start);
+    const double seconds = seconds_before + since(start);
+    state_.seconds = seconds;
     for (std::size_t i = 0; i < losses.size(); ++i) {
       ++cycle;
-      loss = losses[i];
+      const LossParts& loss = losses[i];
       if (diverged(loss)) {
         diverge(loss_text(loss) + " (cycle " + std::to_string(cycle) + ")");
         backend_.set_parameters(last_good);
-        loss = backend_.residuals();
         break;
       }
+      state_.adam_steps = cycle;
       if (loss.loss < tc.tolerance) {
         out.stop_reason = "tolerance";
         break;
@@ -132,8 +170,8 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
       }
     }
   }
-  if (out.stop_reason.empty() && tc.lbfgs_iterations > 0)
-    lbfgs_stage(out, cycle, last_good, start, report, should_stop);
+  if (out.stop_reason.empty() && (state_.in_lbfgs || tc.lbfgs_iterations > 0))
+    lbfgs_stage(out, seconds_before, start, report, should_stop);
   if (out.stop_reason.empty()) out.stop_reason = "max_cycles";
   out.cycles = cycle;
   auto t0 = Clock::now();
@@ -145,28 +183,24 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
     backend_.set_parameters(last_good);
     out.loss = backend_.residuals();
   }
-  out.seconds = since(start);
+  out.seconds = state_.seconds = seconds_before + since(start);
   report(cycle, out.seconds, out.loss, backend_, true);
   out.times.report += since(t0);
   return out;
 }
 
 template <class T>
-void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, long& cycle, std::vector<T>& last_good,
-                                Clock::time_point start, const MlpReportFn<T>& report,
-                                const StopFn& should_stop) {
+void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock::time_point start,
+                                const MlpReportFn<T>& report, const StopFn& should_stop) {
   const TrainingConfig& tc = config_.training;
   const int report_every = std::max(1, config_.output.report_every);
-  const long last_cycle = cycle + tc.lbfgs_iterations;
+  long& cycle = state_.cycle;
   auto diverge = [&](const std::string& why) {
     out.diverged = true;
     out.stop_reason = "diverged";
     out.divergence = why;
-    backend_.set_parameters(last_good);
+    backend_.set_parameters(state_.last_good);
   };
-  // L-BFGS builds its curvature pairs from differences of gradients: they only mean something
-  // when every evaluation sees the same points, so the stage keeps one batch throughout.
-  draw_batch(out.times);
 
   // The objective round-trips the parameters through T (float on a float backend): the minimiser
   // works in double on the host, the backend evaluates at the nearest T point. `at_x` keeps the
@@ -183,52 +217,61 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, long& cycle, std::vector<T>& 
   };
   LbfgsOptions options;
   options.history = tc.lbfgs_history;
-  auto t0 = Clock::now();
-  const std::vector<T> p0 = backend_.parameters();
-  Lbfgs lbfgs(objective, std::vector<double>(p0.begin(), p0.end()), options);
-  out.times.lbfgs += since(t0);
-  if (!std::isfinite(lbfgs.loss())) {
-    // Adam's last steps (after its last report) left a network with no finite loss.
-    diverge("non-finite loss at the start of the L-BFGS stage (cycle " + std::to_string(cycle) +
-            ")");
-    return;
-  }
-  if (lbfgs.loss() < tc.tolerance) {
-    out.stop_reason = "tolerance";
-    return;
+  std::optional<Lbfgs> lbfgs;
+  if (state_.in_lbfgs) {
+    // Resumed inside the stage: the batch is already the stage's, the minimiser carries on.
+    lbfgs.emplace(objective, state_.lbfgs, options);
+  } else {
+    // L-BFGS builds its curvature pairs from differences of gradients: they only mean something
+    // when every evaluation sees the same points, so the stage keeps one batch throughout.
+    draw_batch(out.times);
+    state_.in_lbfgs = true;
+    const auto t0 = Clock::now();
+    const std::vector<T> p0 = backend_.parameters();
+    lbfgs.emplace(objective, std::vector<double>(p0.begin(), p0.end()), options);
+    out.times.lbfgs += since(t0);
+    if (!std::isfinite(lbfgs->loss())) {
+      // Adam's last steps (after its last report) left a network with no finite loss.
+      diverge("non-finite loss at the start of the L-BFGS stage (cycle " + std::to_string(cycle) +
+              ")");
+    } else if (lbfgs->loss() < tc.tolerance) {
+      out.stop_reason = "tolerance";
+    }
   }
 
-  while (cycle < last_cycle) {
-    t0 = Clock::now();
-    const Lbfgs::Status status = lbfgs.iterate();
+  const long last_cycle = state_.adam_steps + tc.lbfgs_iterations;
+  while (out.stop_reason.empty() && cycle < last_cycle) {
+    auto t0 = Clock::now();
+    const Lbfgs::Status status = lbfgs->iterate();
     out.times.lbfgs += since(t0);
-    const double seconds = since(start);
+    const double seconds = seconds_before + since(start);
+    state_.seconds = seconds;
     if (status != Lbfgs::Status::ok) {
       // No decrease even along −g (at the resolution of T): the iterate is as good as this
       // batch lets the minimiser make it. The backend may hold a rejected trial point.
-      const std::vector<double>& x = lbfgs.x();
+      const std::vector<double>& x = lbfgs->x();
       backend_.set_parameters(std::vector<T>(x.begin(), x.end()));
       out.stop_reason = "lbfgs_stalled";
-      return;
+      break;
     }
     ++cycle;
     // The line search steps back from non-finite trial points, so an accepted iterate is finite;
     // this guards the rule "a non-finite loss is divergence" all the same.
     if (!finite(at_x)) {
       diverge("non-finite loss in the L-BFGS stage (cycle " + std::to_string(cycle) + ")");
-      return;
+      break;
     }
     if (at_x.loss < tc.tolerance) {
       out.stop_reason = "tolerance";
-      return;
+      break;
     }
     if (tc.time_limit > 0 && seconds >= tc.time_limit) {
       out.stop_reason = "time_limit";
-      return;
+      break;
     }
     if (should_stop && should_stop()) {
       out.stop_reason = "interrupted";
-      return;
+      break;
     }
     if (cycle % report_every == 0 && cycle < last_cycle) {
       t0 = Clock::now();
@@ -236,17 +279,18 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, long& cycle, std::vector<T>& 
       std::vector<T> params = backend_.parameters();
       if (!all_finite(params)) {
         diverge("non-finite parameters at the report of cycle " + std::to_string(cycle));
-        return;
+        break;
       }
-      last_good = std::move(params);
+      state_.last_good = std::move(params);
       const bool go_on = report(cycle, seconds, at_x, backend_, false);
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "interrupted";
-        return;
+        break;
       }
     }
   }
+  state_.lbfgs = lbfgs->state();
 }
 
 template class MlpTrainer<double>;

@@ -3,8 +3,9 @@
 // stop at tolerance / max_cycles / time_limit / should_stop (SIGINT), and on divergence stop with
 // the last parameters found sound at a report restored. One cycle is one Adam step.
 // With training.lbfgs.iterations > 0 an L-BFGS stage follows the max_cycles Adam steps (see
-// train()): one cycle is then one L-BFGS iteration, numbered on from the Adam steps. There is no
-// checkpoint/resume for the MLP (yet): an interrupted run keeps its outputs, not its Adam state.
+// train()): one cycle is then one L-BFGS iteration, numbered on from the Adam steps. Its whole
+// state between cycles is an MlpTrainerState (with the minimiser's in the L-BFGS stage), so a
+// run can be checkpointed and resumed to the same numbers as an uninterrupted one.
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "problems/problem.hpp"
 #include "problems/random.hpp"
 #include "solver/config/config.hpp"
+#include "solver/train/lbfgs.hpp"
 #include "solver/train/rbf_trainer.hpp"
 
 namespace rbfpde {
@@ -32,6 +34,23 @@ struct AdamConstants {
 inline double adam_learning_rate(const TrainingConfig& tc, long step) {
   return tc.adam_learning_rate * std::pow(tc.adam_decay, double(step) / 1000.0);
 }
+
+// Everything the loop carries from one cycle to the next.
+template <class T>
+struct MlpTrainerState {
+  long cycle = 0;             // cycles done: Adam steps, then L-BFGS iterations
+  long adam_steps = 0;        // Adam steps done (the bias corrections' t of the last one)
+  double reference_loss = 0;  // the initial network's loss (divergence is judged against it)
+  int exploded_cycles = 0;
+  double seconds = 0;  // training time so far
+  Rng rng;
+  CollocationBatch batch;  // the current batch (in the L-BFGS stage, its fixed one)
+  std::vector<T> params;
+  std::vector<T> adam_m, adam_v;  // Adam's moments
+  std::vector<T> last_good;       // the parameters last found sound at a report
+  bool in_lbfgs = false;          // the L-BFGS stage has begun (it ends at adam_steps + iterations)
+  LbfgsState lbfgs;               // the minimiser's state, in that stage
+};
 
 // Called every report_every cycles and once at the end (final == true); returns false to stop.
 template <class T>
@@ -55,22 +74,30 @@ class MlpTrainer {
   // time is counted in times.lbfgs.
   TrainOutcome train(const std::vector<double>& initial, const MlpReportFn<T>& report,
                      const StopFn& should_stop = {});
+  // Continues from a state saved by state() after an earlier train()/resume(), in the stage it
+  // was saved in. In the L-BFGS stage the stage ends at state.adam_steps + lbfgs.iterations.
+  TrainOutcome resume(const MlpTrainerState<T>& state, const MlpReportFn<T>& report,
+                      const StopFn& should_stop = {});
 
+  // The state after the last completed cycle (what a checkpoint stores).
+  MlpTrainerState<T> state() const;
   // The last collocation batch (for collocation.vtp).
-  const CollocationBatch& batch() const { return batch_; }
+  const CollocationBatch& batch() const { return state_.batch; }
 
  private:
   void draw_batch(PhaseTimes& times);
-  // The L-BFGS stage; `cycle`, `last_good` and `out` carry on from the Adam stage.
-  void lbfgs_stage(TrainOutcome& out, long& cycle, std::vector<T>& last_good,
+  TrainOutcome run(TrainOutcome out, const MlpReportFn<T>& report, const StopFn& should_stop);
+  // The L-BFGS stage, begun afresh or continued from state_.lbfgs (state_.in_lbfgs).
+  void lbfgs_stage(TrainOutcome& out, double seconds_before,
                    std::chrono::steady_clock::time_point start, const MlpReportFn<T>& report,
                    const StopFn& should_stop);
 
   const Config& config_;
   const Problem& problem_;
   MlpBackend<T>& backend_;
-  Rng rng_;
-  CollocationBatch batch_;
+  // Kept up to date by the loop, except params and the Adam moments, which the backend holds
+  // (state() reads them).
+  MlpTrainerState<T> state_;
 };
 
 extern template class MlpTrainer<double>;

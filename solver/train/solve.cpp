@@ -84,12 +84,8 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
       initial = load_initial_model(config, problem.dim());
     }
   }
-  Checkpoint<T> resumed;
-  if (options.resume) {
-    resumed = read_checkpoint<T>(checkpoint_path(config), config);
-    output.restore(resumed.history, resumed.snapshots);
-    output.note("resuming " + config.name + " at cycle " + std::to_string(resumed.state.cycle));
-  }
+  Checkpoint<TrainerState<T>> resumed;
+  if (options.resume) resumed = resume_run<TrainerState<T>>(config, output);
   output.create_directory();
 
   std::vector<double> u, lap;
@@ -127,15 +123,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   backend->residual_vectors(e, b);
   output.write_collocation(trainer.batch(), std::vector<double>(e.begin(), e.end()),
                            std::vector<double>(b.begin(), b.end()));
-  Checkpoint<T> checkpoint = new_checkpoint<T>(config);
-  checkpoint.state = trainer.state();
-  // The final row of a stopped run is not a regular report: a resumed run must not keep it.
-  checkpoint.history = output.history_rows();
-  if (!checkpoint.history.empty() &&
-      checkpoint.history.back().cycle % std::max(1, config.output.report_every) != 0)
-    checkpoint.history.pop_back();
-  checkpoint.snapshots = output.snapshots();
-  write_checkpoint(checkpoint_path(config), checkpoint);
+  save_run(config, output, trainer.state());
   result.seconds_output = std::chrono::duration<double>(Clock::now() - t0).count();
   result.exit_code = result.outcome.diverged ? 3 : 0;
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "solver/train/checkpoint.hpp"
 #include "solver/train/mlp_model.hpp"
 #include "solver/train/mlp_trainer.hpp"
 
@@ -13,9 +14,6 @@ using Clock = std::chrono::steady_clock;
 template <class T>
 SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
                             const SolveOptions& options, std::string backend_name) {
-  if (options.resume)
-    throw InputError(SourceLoc{config.file, 0, 0}, "model.type",
-                     "--resume is not available for the MLP (it writes no checkpoint)");
   if (!config.model.init_from.empty())
     throw InputError(config.model.init_from_loc, "model.init.from",
                      "starting from a model file is not available for the MLP");
@@ -36,10 +34,14 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
       backend_name == "cuda" ? make_cuda_mlp_backend<T>(mopt) : make_cpu_mlp_backend<T>(mopt);
   result.device = backend->device_name();
 
+  // A checkpoint is read before anything is written, so a bad one costs nothing.
+  Checkpoint<MlpTrainerState<T>> resumed;
+  if (options.resume) resumed = resume_run<MlpTrainerState<T>>(config, output);
   // The initial weights come from their own stream, so that the batches drawn from the
   // training seed are the same whatever the network's size (as for the RBF centres).
   Rng init_rng(config.training.seed ^ 0x9e3779b97f4a7c15ULL);
-  const std::vector<double> initial = initial_mlp_parameters(shape, init_rng);
+  const std::vector<double> initial =
+      options.resume ? std::vector<double>{} : initial_mlp_parameters(shape, init_rng);
   output.create_directory();
 
   std::vector<double> u, lap;
@@ -51,7 +53,8 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
     last_errors = output.report(cycle, seconds, loss, u, lap, final);
     return true;
   };
-  result.outcome = trainer.train(initial, report, options.should_stop);
+  result.outcome = options.resume ? trainer.resume(resumed.state, report, options.should_stop)
+                                  : trainer.train(initial, report, options.should_stop);
 
   // The final report left u and Δu of the final parameters on the grid.
   const auto t0 = Clock::now();
@@ -65,6 +68,7 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   backend->residual_vectors(e, b);
   output.write_collocation(trainer.batch(), std::vector<double>(e.begin(), e.end()),
                            std::vector<double>(b.begin(), b.end()));
+  save_run(config, output, trainer.state());
   result.seconds_output = std::chrono::duration<double>(Clock::now() - t0).count();
   result.exit_code = result.outcome.diverged ? 3 : 0;
 
