@@ -176,6 +176,13 @@ inline std::string replace_once(std::string text, const std::string& from, const
   return text.replace(at, from.size(), to);
 }
 
+// kTinyConfig's network swapped for a 2-16-16-1 MLP trained by Adam.
+inline std::string tiny_mlp_config() {
+  return replace_once(replace_once(kTinyConfig, "  type: rbf\n  neurons: 16\n",
+                                   "  type: mlp\n  layers: [16, 16]\n"),
+                      "method: lm", "method: adam");
+}
+
 // The number after "key": in a JSON text (first occurrence); NaN when absent or not a number.
 inline double json_number(const std::string& json, const std::string& key) {
   const std::string pattern = "\"" + key + "\":";

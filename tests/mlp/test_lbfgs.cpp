@@ -155,5 +155,22 @@ TEST(Lbfgs, KeepsAtMostHistoryPairs) {
   EXPECT_EQ(solver.pairs(), 3u);
 }
 
+TEST(Lbfgs, ContinuesFromItsStateToTheSameSteps) {
+  LbfgsOptions options;
+  options.history = 4;
+  Lbfgs straight(rosenbrock, rosenbrock_start(6), options);
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(straight.iterate(), Lbfgs::Status::ok);
+  Lbfgs resumed(rosenbrock, straight.state(), options);
+  EXPECT_EQ(resumed.evaluations(), straight.evaluations());  // resuming evaluates nothing
+  ASSERT_EQ(resumed.pairs(), 4u);
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(straight.iterate(), Lbfgs::Status::ok);
+    ASSERT_EQ(resumed.iterate(), Lbfgs::Status::ok);
+  }
+  EXPECT_EQ(resumed.x(), straight.x());
+  EXPECT_EQ(resumed.loss(), straight.loss());
+  EXPECT_EQ(resumed.evaluations(), straight.evaluations());
+}
+
 }  // namespace
 }  // namespace rbfpde

@@ -5,74 +5,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "solver/train/checkpoint.hpp"
 #include "solver/train/solve.hpp"
+#include "tests/common/resume_runs.hpp"
 
 namespace rbfpde {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// history.csv without the seconds column, which differs between runs by nature.
-std::string history_without_times(const std::string& path) {
-  std::istringstream in(read_text(path));
-  std::string line, out;
-  while (std::getline(in, line)) {
-    const auto a = line.find(','), b = line.find(',', a + 1);
-    out += line.substr(0, a) + line.substr(b) + "\n";
-  }
-  return out;
-}
-
-struct RunFiles {
-  SolveResult result;
-  std::string dir;
-};
-
-RunFiles run(const std::string& config_name, const std::string& tag, std::vector<std::string> extra,
-        long stop_after = -1, bool resume = false) {
-  RunFiles r;
-  r.dir = std::string(RBFPDE_TEST_TMP) + "/checkpoint_" + tag;
-  if (!resume) std::filesystem::remove_all(r.dir);
-  extra.push_back("output.directory=" + r.dir);
-  extra.push_back("compute.backend=cpu");
-  const Config config =
-      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/" + config_name + ".yaml", extra);
-  const Problem problem = Problem::build(config.problem);
-  SolveOptions options;
-  options.quiet = true;
-  options.resume = resume;
-  long polls = 0;
-  if (stop_after >= 0) options.should_stop = [&] { return ++polls > stop_after; };
-  r.result = solve(config, problem, options);
-  return r;
-}
-
-// `tag` names the output directories: tests may run in parallel (ctest -j).
-void check_resume_matches(const std::string& config_name, const std::string& tag,
-                          std::vector<std::string> extra, long stop_after) {
-  const RunFiles full = run(config_name, tag + "_full", extra);
-  const RunFiles part = run(config_name, tag + "_part", extra, stop_after);
-  ASSERT_EQ(part.result.outcome.stop_reason, "interrupted");
-  EXPECT_EQ(part.result.outcome.cycles, stop_after + 1);
-  EXPECT_TRUE(std::filesystem::exists(part.dir + "/checkpoint/state.bin"));
-  EXPECT_TRUE(std::filesystem::exists(part.dir + "/model.yaml"));
-  EXPECT_NE(read_text(full.dir + "/model.yaml"), read_text(part.dir + "/model.yaml"));
-  const RunFiles resumed = run(config_name, tag + "_part", extra, -1, true);
-  EXPECT_EQ(resumed.result.outcome.stop_reason, full.result.outcome.stop_reason);
-  EXPECT_EQ(resumed.result.outcome.cycles, full.result.outcome.cycles);
-  EXPECT_EQ(read_text(full.dir + "/model.yaml"), read_text(part.dir + "/model.yaml"));
-  EXPECT_EQ(history_without_times(full.dir + "/history.csv"),
-            history_without_times(part.dir + "/history.csv"));
-  EXPECT_EQ(full.result.errors.rel_l2, resumed.result.errors.rel_l2);
-}
+using namespace test_runs;
 
 TEST(Checkpoint, GdcgResumesToTheUninterruptedResult) {
   // Stopped mid-way between reports and between resamples.
