@@ -125,15 +125,19 @@ int main() {
     bench<float>("float", problem, n, k);
     bench<double>("double", problem, n, k);
   }
-  // The other kernel variant, and tiles smaller than the planner's choice (mlp_kernels.cu).
-  std::printf("\nvariant 0 (4 × 4 micro-tiles, 256 threads; RBFPDE_MLP_VARIANT=0)\n");
-  setenv("RBFPDE_MLP_VARIANT", "0", 1);
-  for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
-    bench<float>("float", problem, n, k);
-    bench<double>("double", problem, n, k);
+  // The SIMT kernels the tensor-core one replaced, and tiles smaller than the planner's choice
+  // (mlp_kernels.cu), in the same run.
+  for (const char* v : {"1", "0"}) {
+    std::printf("\nvariant %s (SIMT, %s; RBFPDE_MLP_VARIANT=%s)\n", v,
+                v[0] == '1' ? "2 × 4 micro-tiles, 512 threads" : "4 × 4 micro-tiles, 256 threads", v);
+    setenv("RBFPDE_MLP_VARIANT", v, 1);
+    for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
+      bench<float>("float", problem, n, k);
+      bench<double>("double", problem, n, k);
+    }
   }
   unsetenv("RBFPDE_MLP_VARIANT");
-  for (const char* p : {"8", "4"}) {
+  for (const char* p : {"8"}) {
     std::printf("\ndefault variant, at most %s points per tile (RBFPDE_MLP_TILE_POINTS)\n", p);
     setenv("RBFPDE_MLP_TILE_POINTS", p, 1);
     for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {

@@ -73,12 +73,14 @@ if ((!prebuilt)); then
   step build cmake --build build-gpu-mlp -j16 --target test_gpu rbfpde bench_gpu_mlp
 fi
 
-# The pass kernel has two variants (kernels/cuda/mlp_kernels.cu): the tests and sanitizers run
-# the default one on everything and the other (RBFPDE_MLP_VARIANT=0) on the parity tests.
+# The pass kernel has three variants (kernels/cuda/mlp_kernels.cu): the tests run the default
+# (2, tensor cores) on everything and the SIMT ones (RBFPDE_MLP_VARIANT=1, 0) on the parity tests.
 if want tests; then
   step tests_default timeout 240 "$TEST" --gtest_filter='CudaMlp*'
-  step tests_variant0 timeout 120 env RBFPDE_MLP_VARIANT=0 "$TEST" \
-    --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*'
+  for v in 1 0; do
+    step "tests_variant$v" timeout 120 env RBFPDE_MLP_VARIANT=$v "$TEST" \
+      --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*'
+  done
 fi
 if want bench; then
   step bench timeout 150 "$BENCH"
@@ -117,13 +119,13 @@ fi
 # backward pass, evaluation, the reduction with and without Adam, the graph, the early stop).
 MEMCHECK_FILTER='CudaMlpBackend.TinyNetworkEveryKernel:CudaMlpParity/1.TrainStepsStopEarly:CudaMlpParity/0.LossGradient*'
 if want memcheck; then
-  for v in 1 0; do
+  for v in 2 1; do
     step "sanitizers_memcheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
       --tool memcheck --leak-check full --error-exitcode 1 "$TEST" --gtest_filter="$MEMCHECK_FILTER"
   done
 fi
 if want racecheck; then
-  for v in 1 0; do
+  for v in 2 1; do
     step "sanitizers_racecheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
       --tool racecheck --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpBackend.TinyNetworkEveryKernel'
   done

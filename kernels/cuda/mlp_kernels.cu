@@ -240,6 +240,231 @@ MLP_HD void block_weight_gradient(T* __restrict__ g, T* __restrict__ gb, const T
   }
 }
 
+// ---- Tensor-core GEMMs (kernel variant 2, the default) ----------------------------------------
+// The same three products as above, each warp computing 16 × 8·NT output blocks with mma.sync:
+// double: m16n8k4 .f64 (DMMA, exact FMA arithmetic in another summation order); float: m16n8k8
+// .tf32 split three ways (x = big + small, both TF32; A·B ≈ As·Bb + Ab·Bs + Ab·Bb), which keeps
+// float accuracy (the dropped As·Bs term is below 2⁻²² relative). Operands are read from the
+// shared-memory layouts above as they stand (any strides; rows, columns and k past the matrix
+// read as 0), so only the fragment coordinates are new. Fragment coordinates of lane l
+// (g = l / 4, t = l % 4), PTX ISA "Matrix fragments for mma.m16n8k8/k4":
+//   A (16 × K): element i at row g + 8 (i % 2), column t + 4 (i / 2)
+//   B (K × 8):  element i at row t + 4 i, column g
+//   C (16 × 8): element i at row g + 8 (i / 2), column 2t + i % 2
+// Host builds (emulate_mlp_pass) run the same loaders and epilogues for all 32 lanes of a warp
+// and multiply the gathered tiles exactly, so the fragment bookkeeping is tested without a GPU.
+template <class T>
+struct MmaShape;
+template <>
+struct MmaShape<float> {
+  static constexpr int K = 8, NA = 4, NB = 2;
+};
+template <>
+struct MmaShape<double> {
+  static constexpr int K = 4, NA = 2, NB = 1;
+};
+
+MLP_HD int frag_a_row(int lane, int i) { return (lane >> 2) + 8 * (i & 1); }
+MLP_HD int frag_a_col(int lane, int i) { return (lane & 3) + 4 * (i >> 1); }
+MLP_HD int frag_b_row(int lane, int i) { return (lane & 3) + 4 * i; }
+MLP_HD int frag_b_col(int lane) { return lane >> 2; }
+MLP_HD int frag_c_row(int lane, int i) { return (lane >> 2) + 8 * (i >> 1); }
+MLP_HD int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
+
+// A(r, k) = a[r·ar + k·ak] and B(k, c) = b[k·bk + c·bc], zero outside M × K and K × N.
+template <class T>
+struct GemmOperands {
+  const T* a;
+  int ar, ak;
+  const T* b;
+  int bk, bc;
+  int M, N, K;
+};
+
+template <class T>
+MLP_HD void load_frag_a(const GemmOperands<T>& op, int lane, int m0, int k0,
+                        T (&fa)[MmaShape<T>::NA]) {
+#pragma unroll
+  for (int i = 0; i < MmaShape<T>::NA; ++i) {
+    const int r = m0 + frag_a_row(lane, i), k = k0 + frag_a_col(lane, i);
+    fa[i] = (r < op.M && k < op.K) ? op.a[r * op.ar + k * op.ak] : T(0);
+  }
+}
+
+template <class T>
+MLP_HD void load_frag_b(const GemmOperands<T>& op, int lane, int n0, int k0,
+                        T (&fb)[MmaShape<T>::NB]) {
+  const int c = n0 + frag_b_col(lane);
+#pragma unroll
+  for (int i = 0; i < MmaShape<T>::NB; ++i) {
+    const int k = k0 + frag_b_row(lane, i);
+    fb[i] = (c < op.N && k < op.K) ? op.b[k * op.bk + c * op.bc] : T(0);
+  }
+}
+
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(big) : "f"(x));
+  const float rest = x - __uint_as_float(big);
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(small) : "f"(rest));
+}
+
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// c += A·B for one fragment triple.
+__device__ __forceinline__ void mma_frag(float (&c)[4], const float (&fa)[4], const float (&fb)[2]) {
+  unsigned ab[4], as[4], bb[2], bs[2];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) split_tf32(fa[i], ab[i], as[i]);
+#pragma unroll
+  for (int i = 0; i < 2; ++i) split_tf32(fb[i], bb[i], bs[i]);
+  mma_tf32(c, as, bb);
+  mma_tf32(c, ab, bs);
+  mma_tf32(c, ab, bb);
+}
+
+__device__ __forceinline__ void mma_frag(double (&c)[4], const double (&fa)[2],
+                                         const double (&fb)[1]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+      "{%0,%1,%2,%3};\n"
+      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+      : "d"(fa[0]), "d"(fa[1]), "d"(fb[0]));
+}
+#endif
+
+// Block-wide: for every (r, c) in M × N, epi(r, c, Σ_k A(r, k) B(k, c)). Work items are
+// 16 × 8·NT output blocks (the NT n-tiles share the A fragments), warp w taking items
+// w, w + warps, …; each output has one owner lane, so epi may accumulate without races.
+template <int NT, class T, class Epi>
+MLP_HD void warp_gemm(const GemmOperands<T>& op, Epi epi) {
+  constexpr int KS = MmaShape<T>::K, NA = MmaShape<T>::NA, NB = MmaShape<T>::NB;
+  const int mt = (op.M + 15) / 16, nt = (op.N + 8 * NT - 1) / (8 * NT);
+  const int items = mt * nt;
+#if defined(__CUDA_ARCH__)
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5,
+            warps = int(blockDim.x) >> 5;
+  for (int item = warp; item < items; item += warps) {
+    const int m0 = (item / nt) * 16, n0 = (item % nt) * 8 * NT;
+    T c[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) c[j][i] = T(0);
+    for (int k0 = 0; k0 < op.K; k0 += KS) {
+      T fa[NA], fb[NT][NB];
+      load_frag_a(op, lane, m0, k0, fa);
+#pragma unroll
+      for (int j = 0; j < NT; ++j) load_frag_b(op, lane, n0 + 8 * j, k0, fb[j]);
+#pragma unroll
+      for (int j = 0; j < NT; ++j) mma_frag(c[j], fa, fb[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = m0 + frag_c_row(lane, i), col = n0 + 8 * j + frag_c_col(lane, i);
+        if (r < op.M && col < op.N) epi(r, col, c[j][i]);
+      }
+  }
+#else
+  // One warp of 32 emulated lanes: the fragments each lane would load, gathered into the tiles
+  // they stand for, multiplied, and handed back through the lanes' C coordinates.
+  for (int item = 0; item < items; ++item) {
+    const int m0 = (item / nt) * 16, n0 = (item % nt) * 8 * NT;
+    T c[32][NT][4] = {};
+    for (int k0 = 0; k0 < op.K; k0 += KS) {
+      T ta[16][KS] = {}, tb[NT][KS][8] = {};
+      for (int lane = 0; lane < 32; ++lane) {
+        T fa[NA];
+        load_frag_a(op, lane, m0, k0, fa);
+        for (int i = 0; i < NA; ++i) ta[frag_a_row(lane, i)][frag_a_col(lane, i)] = fa[i];
+        for (int j = 0; j < NT; ++j) {
+          T fb[NB];
+          load_frag_b(op, lane, n0 + 8 * j, k0, fb);
+          for (int i = 0; i < NB; ++i) tb[j][frag_b_row(lane, i)][frag_b_col(lane)] = fb[i];
+        }
+      }
+      for (int lane = 0; lane < 32; ++lane)
+        for (int j = 0; j < NT; ++j)
+          for (int i = 0; i < 4; ++i)
+            for (int k = 0; k < KS; ++k)
+              c[lane][j][i] += ta[frag_c_row(lane, i)][k] * tb[j][k][frag_c_col(lane, i)];
+    }
+    for (int lane = 0; lane < 32; ++lane)
+      for (int j = 0; j < NT; ++j)
+        for (int i = 0; i < 4; ++i) {
+          const int r = m0 + frag_c_row(lane, i), col = n0 + 8 * j + frag_c_col(lane, i);
+          if (r < op.M && col < op.N) epi(r, col, c[lane][j][i]);
+        }
+  }
+#endif
+}
+
+// Two n-tiles per item while that still gives every warp an item, else one. (Host emulation
+// decides as the device's 16 warps would, so that both paths are tested.)
+template <class T, class Epi>
+MLP_HD void tensor_gemm(const GemmOperands<T>& op, Epi epi) {
+  const int items2 = ((op.M + 15) / 16) * ((op.N + 15) / 16);
+#if defined(__CUDA_ARCH__)
+  const int warps = int(blockDim.x) >> 5;
+#else
+  const int warps = 16;
+#endif
+  if (items2 >= warps)
+    warp_gemm<2>(op, epi);
+  else
+    warp_gemm<1>(op, epi);
+}
+
+// The three products of pass_block, by kernel variant: Mma (variant 2) the tensor-core GEMMs,
+// otherwise the RM × 4 micro-tiled ones.
+template <bool Mma, int RM, class T>
+MLP_HD void gemm_forward(T* __restrict__ out, const T* __restrict__ w, int lda,
+                         const T* __restrict__ x, int n, int m, int C, int ld,
+                         const T* __restrict__ bias, int P) {
+  if constexpr (Mma) {
+    tensor_gemm(GemmOperands<T>{w, lda, 1, x, ld, 1, n, C, m},
+                [=](int r, int c, T v) { out[r * ld + c] = v + (c < P ? bias[r] : T(0)); });
+  } else {
+    block_gemm_nn<RM>(out, w, lda, x, n, m, C, ld, bias, P);
+  }
+}
+
+template <bool Mma, int RM, class T>
+MLP_HD void gemm_adjoint(T* __restrict__ out, const T* __restrict__ w, int lda,
+                         const T* __restrict__ pbar, int n, int m, int C, int ld) {
+  if constexpr (Mma) {
+    tensor_gemm(GemmOperands<T>{w, 1, lda, pbar, ld, 1, n, C, m},
+                [=](int r, int c, T v) { out[r * ld + c] = v; });
+  } else {
+    block_gemm_tn<RM>(out, w, lda, pbar, n, m, C, ld);
+  }
+}
+
+template <bool Mma, int RM, class T>
+MLP_HD void gemm_weight_gradient(T* __restrict__ g, T* __restrict__ gb, const T* __restrict__ pbar,
+                                 const T* __restrict__ x, int n, int m, int C, int ld, int P) {
+  if constexpr (Mma) {
+    tensor_gemm(GemmOperands<T>{pbar, ld, 1, x, 1, ld, n, m, C},
+                [=](int r, int c, T v) { g[r * m + c] += v; });
+    for (int r = MLP_TID; r < n; r += MLP_NTHREADS) {
+      T s = T(0);
+      for (int i = 0; i < P; ++i) s += pbar[r * ld + i];
+      gb[r] += s;
+    }
+  } else {
+    block_weight_gradient<RM>(g, gb, pbar, x, n, m, C, ld, P);
+  }
+}
+
 // The input stack of a tile: x' = scale ⊙ x + shift on the value columns, ∂x'/∂x_j = scale_j e_j,
 // Δx' = 0. Points past `count` get x = 0 (finite; their adjoints are zero).
 template <class T>
@@ -338,7 +563,7 @@ __device__ double block_sum_squares(const T* v, int n, double* scratch) {
 
 // One block's share of a pass: θ into shared memory `sm`, then tiles block, block + grid, …;
 // ends with the block's gradient accumulators in partials[block] (training passes).
-template <int RM, class T>
+template <bool Mma, int RM, class T>
 MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const int P, const int ld,
                        const int tiles_int, const int tiles_total, T* const sm, const int block,
                        const int grid) {
@@ -387,7 +612,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
     MLP_SYNC();
     for (int l = 1; l <= L; ++l) {
       T* out = l < L ? zlayer(l) : buf_a;
-      block_gemm_nn<RM>(out, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], xbuf, net.sizes[l],
+      gemm_forward<Mma, RM>(out, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], xbuf, net.sizes[l],
                         net.sizes[l - 1], C, ld, wsh + net.ws_bias[l - 1], P);
       MLP_SYNC();
       if (l == L) break;
@@ -440,11 +665,11 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
           load_input(xbuf, net, pts, start, count, P, S, ld);
         MLP_SYNC();
       }
-      block_weight_gradient<RM>(gsh + net.w_offset[l - 1], gsh + net.b_offset[l - 1], pbar, xbuf, n,
+      gemm_weight_gradient<Mma, RM>(gsh + net.w_offset[l - 1], gsh + net.b_offset[l - 1], pbar, xbuf, n,
                                 m, C, ld, P);
       if (l == 1) break;
       // X̄ = W_lᵀ P̄: A(r, k) = W(k, r).
-      block_gemm_tn<RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C, ld);
+      gemm_adjoint<Mma, RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C, ld);
       MLP_SYNC();
       activation_backward(xbar, zlayer(l - 1), act, d, m, P, S, ld);
       MLP_SYNC();
@@ -460,14 +685,14 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       a.partials[std::size_t(block) * np + k] = gsh[k];
 }
 
-// RM rows per thread's micro-tile, THREADS threads: the variants (4, 256) and (2, 512).
-template <class T, int RM, int THREADS>
+// Tensor-core GEMMs (Mma) or RM rows per thread's micro-tile, THREADS threads: the variants.
+template <class T, bool Mma, int RM, int THREADS>
 __global__ void __launch_bounds__(THREADS, 1)
     mlp_pass_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const int P, const int ld,
                     const int tiles_int, const int tiles_total) {
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
-  pass_block<RM>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
+  pass_block<Mma, RM>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
                  int(blockIdx.x), int(gridDim.x));
   if (a.out_u || !a.losses) return;
   // The last block to finish sums the residuals (written by every block) in a fixed order.
@@ -583,16 +808,27 @@ DeviceLimits device_limits() {
 template <class T>
 using PassKernel = void (*)(MlpNetView<T>, MlpPassArgs<T>, int, int, int, int);
 
-// The pass kernel's variants (MlpTiling::variant): micro-tile rows and threads per block.
+// The pass kernel's variants (MlpTiling::variant): tensor-core GEMMs or micro-tile rows, and
+// threads per block. 0 and 1 are the SIMT kernels the tensor-core one replaced, kept for
+// comparison (bench/bench_gpu_mlp.cpp) and as a cross-check in the tests.
 struct PassVariant {
+  bool mma;
   int rows, threads;
 };
-constexpr PassVariant kPassVariants[] = {{4, 256}, {2, 512}};
-constexpr int kDefaultPassVariant = 1;
+constexpr PassVariant kPassVariants[] = {{false, 4, 256}, {false, 2, 512}, {true, 2, 512}};
+constexpr int kPassVariantCount = 3;
+constexpr int kDefaultPassVariant = 2;
 
 template <class T>
 PassKernel<T> pass_kernel(int variant) {
-  return variant == 0 ? mlp_pass_kernel<T, 4, 256> : mlp_pass_kernel<T, 2, 512>;
+  switch (variant) {
+    case 0:
+      return mlp_pass_kernel<T, false, 4, 256>;
+    case 1:
+      return mlp_pass_kernel<T, false, 2, 512>;
+    default:
+      return mlp_pass_kernel<T, true, 2, 512>;
+  }
 }
 
 std::size_t pass_static_bytes(int variant) {  // scratch and flag of the last block
@@ -603,7 +839,7 @@ std::size_t pass_static_bytes(int variant) {  // scratch and flag of the last bl
 template <class T>
 void configure_pass_kernels(const DeviceLimits& limits) {
   static const bool configured = [&] {
-    for (int v = 0; v < 2; ++v) {
+    for (int v = 0; v < kPassVariantCount; ++v) {
       CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(v),
                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       int(limits.shared_optin - pass_static_bytes(v))));
@@ -686,12 +922,15 @@ void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling, const M
   std::vector<T> sm(tiling.shared_bytes / sizeof(T));
   const int total = tiling.tiles_interior + tiling.tiles_boundary;
   for (int block = 0; block < tiling.grid; ++block) {
-    if (kPassVariants[tiling.variant].rows == 4)
-      pass_block<4>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total, sm.data(),
-                    block, tiling.grid);
+    if (kPassVariants[tiling.variant].mma)
+      pass_block<true, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
+                          sm.data(), block, tiling.grid);
+    else if (kPassVariants[tiling.variant].rows == 4)
+      pass_block<false, 4>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
+                           sm.data(), block, tiling.grid);
     else
-      pass_block<2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total, sm.data(),
-                    block, tiling.grid);
+      pass_block<false, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
+                           sm.data(), block, tiling.grid);
   }
   if (a.out_u || !a.losses) return;
   double se = 0, sb = 0;
@@ -710,7 +949,10 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
   MlpTiling t;
   t.variant = kDefaultPassVariant;
   // Tuning knobs for bench/bench_gpu_mlp.cpp: the kernel variant, a smaller tile.
-  if (const char* v = std::getenv("RBFPDE_MLP_VARIANT")) t.variant = std::atoi(v) == 0 ? 0 : 1;
+  if (const char* v = std::getenv("RBFPDE_MLP_VARIANT")) {
+    const int want = std::atoi(v);
+    if (want >= 0 && want < kPassVariantCount) t.variant = want;
+  }
   int forced = 0;
   if (const char* p = std::getenv("RBFPDE_MLP_TILE_POINTS")) forced = std::atoi(p);
   const int threads = kPassVariants[t.variant].threads;

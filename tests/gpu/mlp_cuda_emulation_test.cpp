@@ -2,8 +2,9 @@
 // emulate_mlp_pass as blocks of one thread, against the CPU backend: the tile layouts, the three
 // forward streams, the backward pass and the per-block partial gradients, with no device
 // needed (these run wherever the CUDA build does, CI included). Tiles of 3 and 8 points (201 and
-// 53 points are multiples of neither), 2 and 5 blocks, both kernel variants (4 × 4 and 2 × 4
-// micro-tiles); 2D and 3D; every activation; double,
+// 53 points are multiples of neither; 16 for the tensor-core kernel's two-n-tile items), 2, 3 and
+// 5 blocks, every kernel variant (4 × 4 and 2 × 4 micro-tiles; tensor-core fragments, emulated
+// lane by lane); 2D and 3D; every activation; double,
 // 1e-12 norm-wise (the same formulas, other summation orders).
 #include <gtest/gtest.h>
 
@@ -24,7 +25,8 @@ TEST(CudaMlpEmulatedPass, MatchesTheCpuBackend) {
   for (int dim : {2, 3}) {
     for (const char* act : {"tanh", "sin", "sigmoid"}) {
       for (auto [points, grid, variant] :
-           {std::tuple{3, 5, 0}, std::tuple{8, 2, 0}, std::tuple{3, 5, 1}, std::tuple{8, 2, 1}}) {
+           {std::tuple{3, 5, 0}, std::tuple{8, 2, 0}, std::tuple{3, 5, 1}, std::tuple{8, 2, 1},
+            std::tuple{3, 5, 2}, std::tuple{8, 2, 2}, std::tuple{16, 3, 2}}) {
         SCOPED_TRACE(std::string(act) + " " + std::to_string(dim) + "D, tiles of " +
                      std::to_string(points) + ", " + std::to_string(grid) + " blocks, variant " +
                      std::to_string(variant));
