@@ -108,12 +108,37 @@ void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) 
 
 }  // namespace
 
-int main() {
+// `bench_gpu_mlp profile float|double`: five loss_and_gradient() calls at 16384 + 1024, for a
+// profiler (ncu -k regex:mlp_pass) to look at one of them.
+template <class T>
+void profile_passes(const Problem& problem) {
+  MlpShape shape;
+  shape.input_min = {0.0, 0.0};
+  shape.input_max = {1.0, 1.0};
+  auto backend = make_cuda_mlp_backend<T>(mlp_backend_options(shape, 100.0));
+  Rng init(7);
+  const std::vector<double> theta0 = initial_mlp_parameters(shape, init);
+  backend->set_parameters(std::vector<T>(theta0.begin(), theta0.end()));
+  Rng rng(1);
+  CollocationBatch batch;
+  problem.sample(rng, 16384, 1024, batch);
+  backend->set_batch(batch);
+  for (int i = 0; i < 5; ++i) backend->loss_and_gradient();
+}
+
+int main(int argc, char** argv) {
   if (!cuda_device_available()) {
     std::printf("no CUDA device: nothing to time\n");
     return 0;
   }
   const Problem problem = seed_problem();
+  if (argc == 3 && std::string(argv[1]) == "profile") {
+    if (std::string(argv[2]) == "double")
+      profile_passes<double>(problem);
+    else
+      profile_passes<float>(problem);
+    return 0;
+  }
   auto probe = make_cuda_mlp_backend<float>(MlpOptions{});
   std::printf("device: %s\n", probe->device_name().c_str());
   probe.reset();

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Nsight Compute over the CUDA MLP pass kernel at 16384 + 1024 points (bench_gpu_mlp profile),
+# one launch per kernel variant and precision given in VARIANTS / PRECISIONS. Logs in $OUT.
+# Used through the device tool after tools/gpu-mlp-check.sh has built build-gpu-mlp (or builds).
+set -uo pipefail
+OUT="${OUT:-$PWD/gpu-mlp-profile-logs}"
+VARIANTS="${VARIANTS:-2 1}"
+PRECISIONS="${PRECISIONS:-float double}"
+mkdir -p "$OUT"
+if [ -d .mu ]; then
+  mkdir -p /opt/mu
+  for f in .mu/*.deb; do dpkg -x "$f" /opt/mu; done
+fi
+export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+if [ ! -x build-gpu-mlp/bench/bench_gpu_mlp ]; then
+  cmake -S . -B build-gpu-mlp -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1
+  cmake --build build-gpu-mlp -j16 --target bench_gpu_mlp >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+fi
+NCU="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+[ -n "$NCU" ] || { echo "no ncu on this machine"; exit 1; }
+for p in $PRECISIONS; do
+  for v in $VARIANTS; do
+    echo "=== variant $v, $p"
+    RBFPDE_MLP_VARIANT=$v "$NCU" -k regex:mlp_pass_kernel --launch-skip 2 --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section LaunchStats \
+      --section SourceCounters \
+      build-gpu-mlp/bench/bench_gpu_mlp profile "$p" >"$OUT/ncu_${p}_v$v.log" 2>&1
+    grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Dynamic Shared|Executed Ipc|Bank" "$OUT/ncu_${p}_v$v.log"
+  done
+done
