@@ -351,18 +351,54 @@ MLP_HD void warp_gemm(const GemmOperands<T>& op, Epi epi) {
 #if defined(__CUDA_ARCH__)
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5,
             warps = int(blockDim.x) >> 5;
+  const int kfull = op.K / KS * KS;
   for (int item = warp; item < items; item += warps) {
     const int m0 = (item / nt) * 16, n0 = (item % nt) * 8 * NT;
+    // Operand offsets at k = 0, advanced along k. Rows past M and columns past N are clamped
+    // (their products land in outputs that are never stored); k past K reads 0 (the tail step).
+    int ia[NA], ib[NT][NB];
+#pragma unroll
+    for (int i = 0; i < NA; ++i)
+      ia[i] = imin(m0 + frag_a_row(lane, i), op.M - 1) * op.ar + frag_a_col(lane, i) * op.ak;
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < NB; ++i)
+        ib[j][i] = imin(n0 + 8 * j + frag_b_col(lane), op.N - 1) * op.bc +
+                   frag_b_row(lane, i) * op.bk;
+    const int sa = KS * op.ak, sb = KS * op.bk;
     T c[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int i = 0; i < 4; ++i) c[j][i] = T(0);
-    for (int k0 = 0; k0 < op.K; k0 += KS) {
+#pragma unroll 2
+    for (int k0 = 0; k0 < kfull; k0 += KS) {
       T fa[NA], fb[NT][NB];
-      load_frag_a(op, lane, m0, k0, fa);
 #pragma unroll
-      for (int j = 0; j < NT; ++j) load_frag_b(op, lane, n0 + 8 * j, k0, fb[j]);
+      for (int i = 0; i < NA; ++i) {
+        fa[i] = op.a[ia[i]];
+        ia[i] += sa;
+      }
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int i = 0; i < NB; ++i) {
+          fb[j][i] = op.b[ib[j][i]];
+          ib[j][i] += sb;
+        }
+#pragma unroll
+      for (int j = 0; j < NT; ++j) mma_frag(c[j], fa, fb[j]);
+    }
+    if (kfull < op.K) {
+      T fa[NA], fb[NT][NB];
+#pragma unroll
+      for (int i = 0; i < NA; ++i) fa[i] = kfull + frag_a_col(lane, i) < op.K ? op.a[ia[i]] : T(0);
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int i = 0; i < NB; ++i)
+          fb[j][i] = kfull + frag_b_row(lane, i) < op.K ? op.b[ib[j][i]] : T(0);
 #pragma unroll
       for (int j = 0; j < NT; ++j) mma_frag(c[j], fa, fb[j]);
     }
