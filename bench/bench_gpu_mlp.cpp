@@ -123,7 +123,17 @@ void profile_passes(const Problem& problem) {
   CollocationBatch batch;
   problem.sample(rng, 16384, 1024, batch);
   backend->set_batch(batch);
-  for (int i = 0; i < 5; ++i) backend->loss_and_gradient();
+  for (int i = 0; i < 2; ++i) backend->loss_and_gradient();
+  gpu::set_mlp_phase_timing(true);
+  backend->loss_and_gradient();
+  const std::vector<unsigned long long> cycles = gpu::mlp_phase_cycles();
+  gpu::set_mlp_phase_timing(false);
+  for (int i = 0; i < 2; ++i) backend->loss_and_gradient();
+  unsigned long long total = 0;
+  for (unsigned long long c : cycles) total += c;
+  std::printf("block 0 phase cycles (one pass; slots ≥ 32: boundary tiles), total %llu\n", total);
+  for (std::size_t k = 0; k < cycles.size(); ++k)
+    if (cycles[k]) std::printf("  phase %2zu: %10llu (%4.1f %%)\n", k, cycles[k], 100.0 * cycles[k] / total);
 }
 
 int main(int argc, char** argv) {

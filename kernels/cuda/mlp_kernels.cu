@@ -40,6 +40,8 @@
 namespace rbfpde::gpu {
 namespace {
 
+constexpr int kMlpPhaseSlots = 64;
+
 constexpr int kThreads = 256;
 constexpr int kMicro = 4;  // micro-tile edge of the shared-memory GEMMs
 
@@ -599,6 +601,13 @@ __device__ double block_sum_squares(const T* v, int n, double* scratch) {
 
 // One block's share of a pass: θ into shared memory `sm`, then tiles block, block + grid, …;
 // ends with the block's gradient accumulators in partials[block] (training passes).
+// Phase timing for bench_gpu_mlp (`profile`): when the flag is set, block 0 adds the clock
+// cycles of each barrier interval of a tile to g_phase_cycles[interior ? phase : 32 + phase].
+#if defined(__CUDACC__)
+__device__ unsigned long long g_phase_cycles[kMlpPhaseSlots];
+__device__ int g_phase_timing;
+#endif
+
 template <bool Mma, int RM, class T>
 MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const int P, const int ld,
                        const int tiles_int, const int tiles_total, T* const sm, const int block,
@@ -613,6 +622,24 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
   const int ws_end = (net.ws_size + 3) / 4 * 4, np_end = (np + 3) / 4 * 4;
   T* const wsh = sm;
   T* const gsh = sm + ws_end;
+#if defined(__CUDA_ARCH__)
+  const bool timing = g_phase_timing && block == 0 && threadIdx.x == 0;
+  long long t_mark = timing ? clock64() : 0;
+  int phase = 0, phase_base = kMlpPhaseSlots / 2 - 1;  // slot 31: the θ prologue
+  auto sync = [&] {
+    __syncthreads();
+    if (timing) {
+      const long long now = clock64();
+      const int slot = imin(phase_base + phase, kMlpPhaseSlots - 1);
+      g_phase_cycles[slot] += (unsigned long long)(now - t_mark);
+      t_mark = now;
+      ++phase;
+    }
+  };
+#else
+  int phase = 0, phase_base = 0;
+  auto sync = [] {};
+#endif
   T* const zbase = gsh + (train ? np_end : 0);  // Z of hidden layer h at zbase + zoff(h)·ld
   T* const xbuf = zbase + hidden_rows * ld;
   T* buf_a = xbuf + maxw * ld;
@@ -634,10 +661,12 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
   }
   if (train)
     for (int k = MLP_TID; k < np; k += MLP_NTHREADS) gsh[k] = T(0);
-  MLP_SYNC();
+  sync();
 
   for (int tile = block; tile < tiles_total; tile += grid) {
     const bool interior = tile < tiles_int;
+    phase = 0;
+    phase_base = interior ? 0 : kMlpPhaseSlots / 2;
     const int start = (interior ? tile : tile - tiles_int) * P;
     const int count = imin(P, (interior ? a.n_int : a.n_bnd) - start);
     const int S = interior ? d + 2 : 1;
@@ -645,15 +674,15 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
     const T* pts = interior ? a.x_int : a.x_bnd;
 
     load_input(xbuf, net, pts, start, count, P, S, ld);
-    MLP_SYNC();
+    sync();
     for (int l = 1; l <= L; ++l) {
       T* out = l < L ? zlayer(l) : buf_a;
       gemm_forward<Mma, RM>(out, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], xbuf, net.sizes[l],
                         net.sizes[l - 1], C, ld, wsh + net.ws_bias[l - 1], P);
-      MLP_SYNC();
+      sync();
       if (l == L) break;
       activation_forward(xbuf, out, act, d, net.sizes[l], P, S, ld);
-      MLP_SYNC();
+      sync();
     }
 
     // Output row (buf_a row 0): u, ∂u/∂x_j, Δu. Residuals, and the seed P̄ of the output layer.
@@ -687,7 +716,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
         buf_a[i] = seed;
       }
     }
-    MLP_SYNC();
+    sync();
     if (!train) continue;
 
     T* pbar = buf_a;
@@ -699,21 +728,21 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
           activation_forward(xbuf, zlayer(l - 1), act, d, m, P, S, ld);
         else
           load_input(xbuf, net, pts, start, count, P, S, ld);
-        MLP_SYNC();
+        sync();
       }
       gemm_weight_gradient<Mma, RM>(gsh + net.w_offset[l - 1], gsh + net.b_offset[l - 1], pbar, xbuf, n,
                                 m, C, ld, P);
       if (l == 1) break;
       // X̄ = W_lᵀ P̄: A(r, k) = W(k, r).
       gemm_adjoint<Mma, RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C, ld);
-      MLP_SYNC();
+      sync();
       activation_backward(xbar, zlayer(l - 1), act, d, m, P, S, ld);
-      MLP_SYNC();
+      sync();
       T* t = pbar;
       pbar = xbar;
       xbar = t;
     }
-    MLP_SYNC();
+    sync();
   }
 
   if (train)
@@ -888,6 +917,21 @@ void configure_pass_kernels(const DeviceLimits& limits) {
 }
 
 }  // namespace
+
+void set_mlp_phase_timing(bool on) {
+  const int flag = on ? 1 : 0;
+  CUDA_CHECK(cudaMemcpyToSymbol(g_phase_timing, &flag, sizeof(flag)));
+  if (on) {
+    const unsigned long long zero[kMlpPhaseSlots] = {};
+    CUDA_CHECK(cudaMemcpyToSymbol(g_phase_cycles, zero, sizeof(zero)));
+  }
+}
+
+std::vector<unsigned long long> mlp_phase_cycles() {
+  std::vector<unsigned long long> v(kMlpPhaseSlots);
+  CUDA_CHECK(cudaMemcpyFromSymbol(v.data(), g_phase_cycles, sizeof(unsigned long long) * v.size()));
+  return v;
+}
 
 template <class T>
 MlpNetView<T> make_mlp_net_view(const MlpOptions& options) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 struct CUstream_st;
 
@@ -126,5 +127,11 @@ void launch_mlp_reduce(MlpStream stream, const T* partials, int blocks, int n_pa
 template <class T>
 void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T* m, T* v,
                      T learning_rate, T beta1, T beta2, T epsilon, T c1, T c2);
+
+// Phase timing (bench_gpu_mlp profile): while on, block 0 of every pass adds the clock cycles
+// of each barrier interval of its tiles to slot `phase` (interior tiles) or 32 + phase
+// (boundary tiles); turning it on zeroes the slots.
+void set_mlp_phase_timing(bool on);
+std::vector<unsigned long long> mlp_phase_cycles();
 
 }  // namespace rbfpde::gpu
