@@ -1040,7 +1040,7 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
   auto tiles = [&](int p) { return (n_int + p - 1) / p + (n_bnd + p - 1) / p; };
   // The tile size with the fewest waves of resident blocks (ties: the larger tile).
   int best_points = 0, best_blocks = 0, best_waves = 0;
-  for (int p : {16, 8, 4, 2, 1}) {
+  for (int p : {32, 24, 16, 12, 8, 4, 2, 1}) {
     const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
     if (bytes + static_bytes > limits.shared_optin) continue;
     if (forced >= 1 && p > forced) continue;
