@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
     }
   }
   unsetenv("RBFPDE_MLP_VARIANT");
-  for (const char* p : {"24", "16", "8"}) {
+  for (const char* p : {"8"}) {
     std::printf("\ndefault variant, at most %s points per tile (RBFPDE_MLP_TILE_POINTS)\n", p);
     setenv("RBFPDE_MLP_TILE_POINTS", p, 1);
     for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {

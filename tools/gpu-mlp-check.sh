@@ -73,11 +73,12 @@ if ((!prebuilt)); then
   step build cmake --build build-gpu-mlp -j16 --target test_gpu rbfpde bench_gpu_mlp
 fi
 
-# The pass kernel has three variants (kernels/cuda/mlp_kernels.cu): the tests run the default
-# (2, tensor cores) on everything and the SIMT ones (RBFPDE_MLP_VARIANT=1, 0) on the parity tests.
+# The pass kernel has three variants (kernels/cuda/mlp_kernels.cu): the tests run the defaults
+# (2 = tensor cores in double, 1 = SIMT in float) on everything and each variant forced
+# (RBFPDE_MLP_VARIANT=2, 1, 0) on the parity tests.
 if want tests; then
   step tests_default timeout 240 "$TEST" --gtest_filter='CudaMlp*'
-  for v in 1 0; do
+  for v in 2 1 0; do
     step "tests_variant$v" timeout 120 env RBFPDE_MLP_VARIANT=$v "$TEST" \
       --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*'
   done

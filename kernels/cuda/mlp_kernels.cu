@@ -882,7 +882,11 @@ struct PassVariant {
 };
 constexpr PassVariant kPassVariants[] = {{false, 4, 256}, {false, 2, 512}, {true, 2, 512}};
 constexpr int kPassVariantCount = 3;
-constexpr int kDefaultPassVariant = 2;
+// By precision, from bench/RESULTS.md (H200): double runs 1.6× faster on DMMA than on the SIMT
+// kernels; float gains nothing from 3xTF32 (its three MMAs and operand splitting cost as many
+// instructions as the FFMAs they replace) and is 1e-5 less exact, so float keeps variant 1.
+template <class T>
+constexpr int kDefaultPassVariant = sizeof(T) == sizeof(double) ? 2 : 1;
 
 template <class T>
 PassKernel<T> pass_kernel(int variant) {
@@ -1027,7 +1031,7 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
   static const DeviceLimits limits = device_limits();
   configure_pass_kernels<T>(limits);
   MlpTiling t;
-  t.variant = kDefaultPassVariant;
+  t.variant = kDefaultPassVariant<T>;
   // Tuning knobs for bench/bench_gpu_mlp.cpp: the kernel variant, a smaller tile.
   if (const char* v = std::getenv("RBFPDE_MLP_VARIANT")) {
     const int want = std::atoi(v);
@@ -1040,7 +1044,7 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
   auto tiles = [&](int p) { return (n_int + p - 1) / p + (n_bnd + p - 1) / p; };
   // The tile size with the fewest waves of resident blocks (ties: the larger tile).
   int best_points = 0, best_blocks = 0, best_waves = 0;
-  for (int p : {32, 24, 16, 12, 8, 4, 2, 1}) {
+  for (int p : {16, 8, 4, 2, 1}) {
     const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
     if (bytes + static_bytes > limits.shared_optin) continue;
     if (forced >= 1 && p > forced) continue;

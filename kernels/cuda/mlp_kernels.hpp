@@ -49,8 +49,9 @@ MlpNetView<T> make_mlp_net_view(const MlpOptions& options);
 // How a pass splits its points: tiles of `points` points (all streams of a tile in shared
 // memory), `grid` persistent blocks taking tiles blockIdx.x, +gridDim.x, …; interior tiles first.
 struct MlpTiling {
-  // The kernel: 2 = tensor-core GEMMs (mma.sync), 512 threads, the default; the SIMT kernels it
-  // replaced: 0 = 4 × 4 micro-tiles, 256 threads; 1 = 2 × 4, 512 (RBFPDE_MLP_VARIANT picks one).
+  // The kernel: 2 = tensor-core GEMMs (mma.sync: DMMA in double, 3xTF32 in float), 512
+  // threads, the default in double; SIMT: 1 = 2 × 4 micro-tiles, 512 threads, the default in
+  // float; 0 = 4 × 4, 256. RBFPDE_MLP_VARIANT=0|1|2 overrides the default (tests, benchmarks).
   int variant = 2;
   int points = 0;   // points per tile
   int ld = 0;       // shared-memory row stride of a stream matrix (padded)

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
@@ -26,9 +27,13 @@ namespace {
 using gpu_test::bitwise_equal;
 using gpu_test::relative_difference;
 
+// Float on the tensor-core kernel (RBFPDE_MLP_VARIANT=2: 3xTF32, whose MMAs accumulate with
+// truncation) measured 1.27e-5 on the gradient (H200), hence its 3e-5.
 template <class T>
 double tolerance() {
-  return sizeof(T) == sizeof(double) ? 1e-12 : 1e-5;
+  if (sizeof(T) == sizeof(double)) return 1e-12;
+  const char* v = std::getenv("RBFPDE_MLP_VARIANT");
+  return v && std::string(v) == "2" ? 3e-5 : 1e-5;
 }
 
 MlpShape test_shape(int dim, const std::string& activation) {
