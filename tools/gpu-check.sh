@@ -62,6 +62,15 @@ if want resume; then
       ./build-gpu/rbfpde solve configs/$cfg.yaml --backend cuda --quiet --resume --set training.max_cycles=150 --set training.tolerance=0 --set output.directory=\$r/part; \
       cmp \$r/full/model.yaml \$r/part/model.yaml && echo '$cfg: resumed run identical to the uninterrupted one'"
   done
+  # The MLP: stopped in the Adam stage, resumed into the L-BFGS stage, resumed again with more
+  # L-BFGS iterations; the same model.yaml as one run of 100 Adam steps + 60 L-BFGS iterations.
+  step resume_poisson2d_seed_mlp bash -c "set -e; r=\$(mktemp -d); c=configs/poisson2d_seed_mlp.yaml; \
+    s='--backend \${RESUME_BACKEND:-cuda} --quiet --set training.tolerance=0'; b=\${RBFPDE_BIN:-./build-gpu/rbfpde}; \
+    \$b solve \$c \$s --set training.max_cycles=100 --set training.lbfgs.iterations=60 --set output.directory=\$r/full; \
+    \$b solve \$c \$s --set training.max_cycles=40 --set training.lbfgs.iterations=0 --set output.directory=\$r/part; \
+    \$b solve \$c \$s --resume --set training.max_cycles=100 --set training.lbfgs.iterations=20 --set output.directory=\$r/part; \
+    \$b solve \$c \$s --resume --set training.max_cycles=100 --set training.lbfgs.iterations=60 --set output.directory=\$r/part; \
+    cmp \$r/full/model.yaml \$r/part/model.yaml && echo 'poisson2d_seed_mlp: resumed run identical to the uninterrupted one'"
 fi
 if want bench; then
   for b in build-gpu/bench/bench_gpu_*; do
