@@ -1,7 +1,9 @@
 // The CUDA MLP's kernels (DESIGN.md §3): one fused pass per loss+gradient, one reduction + Adam.
 //
-// mlp_pass_kernel: persistent blocks (variant 0: 256 threads, 4 × 4 output micro-tiles per
-// thread; variant 1, the default: 512 threads, 2 × 4); a block copies θ into shared memory once
+// mlp_pass_kernel: persistent blocks; the three GEMMs of a tile run on tensor cores (variant 2,
+// the default in double: mma.sync DMMA; 3xTF32 in float) or on the FMA units (variant 1, the
+// default in float: 512 threads, 2 × 4 output micro-tiles per thread; variant 0: 256 threads,
+// 4 × 4). A block copies θ into shared memory once
 // (W rows padded to 4 for 16-byte loads), then takes tiles of `points` points. Per tile, every
 // layer's stream matrices live in shared memory, a column per (stream, point): for interior tiles
 // the streams are value, d first derivatives and the Laplacian (S = d + 2), for boundary tiles
@@ -21,10 +23,14 @@
 // ≈ 2·P·((d+2)N + K) FLOPs, backward twice that: 0.23 GFLOP at 1200 + 120, 3.1 GFLOP at
 // 16384 + 1024 (≈ 50 µs at the H200's 67 TFLOP/s fp32 vector peak). Bytes: θ (31 KB float) per
 // block from L2, the partials (grid × P) written and read once, points and residuals:
-// negligible. Measured (bench/RESULTS.md, H200): ≈ 8 TFLOP/s float at 16384 + 1024, 60 µs a
-// step at 1200 + 120. Shared memory (θ, the gradient accumulators, 350 stream rows) leaves one
-// block per SM, and a tile's ~26 barrier-separated phases run at most 6–13 warps per SM: the
-// pass is latency-bound, neither FMA- nor bandwidth-bound.
+// negligible. Measured (bench/RESULTS.md, H200, 16384 + 1024): 2.1k steps/s in double on DMMA
+// (1.3k on the FMA units), 2.6k in float. Shared memory (θ, the gradient accumulators, 350
+// stream rows) leaves one block of 16 warps per SM, and a tile runs 24 barrier-separated phases
+// (phase cycles: bench_gpu_mlp profile): the 6 GEMM phases take 2/3 of the time, the 12
+// elementwise ones 1/3, and the GEMM phases are latency-bound (short dependent MMA/FMA chains
+// per warp, one block per SM); 24-point tiles, the most that fit in float, ran no faster. Going
+// further needs another structure (warp-independent tiles with activations in registers and the
+// weight gradient as a separate GEMM), not faster arithmetic.
 #include <climits>
 #include <cmath>
 #include <cstdlib>
