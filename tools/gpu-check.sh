@@ -65,7 +65,7 @@ if want resume; then
   # The MLP: stopped in the Adam stage, resumed into the L-BFGS stage, resumed again with more
   # L-BFGS iterations; the same model.yaml as one run of 100 Adam steps + 60 L-BFGS iterations.
   step resume_poisson2d_seed_mlp bash -c "set -e; r=\$(mktemp -d); c=configs/poisson2d_seed_mlp.yaml; \
-    s='--backend \${RESUME_BACKEND:-cuda} --quiet --set training.tolerance=0'; b=\${RBFPDE_BIN:-./build-gpu/rbfpde}; \
+    s='--backend cuda --quiet --set training.tolerance=0'; b=./build-gpu/rbfpde; \
     \$b solve \$c \$s --set training.max_cycles=100 --set training.lbfgs.iterations=60 --set output.directory=\$r/full; \
     \$b solve \$c \$s --set training.max_cycles=40 --set training.lbfgs.iterations=0 --set output.directory=\$r/part; \
     \$b solve \$c \$s --resume --set training.max_cycles=100 --set training.lbfgs.iterations=20 --set output.directory=\$r/part; \
