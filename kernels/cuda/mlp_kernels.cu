@@ -375,14 +375,13 @@ MLP_HD void warp_gemm(const GemmOperands<T>& op, Epi epi) {
         ib[j][i] = imin(n0 + 8 * j + frag_b_col(lane), op.N - 1) * op.bc +
                    frag_b_row(lane, i) * op.bk;
     const int sa = KS * op.ak, sb = KS * op.bk;
-    // Two accumulator sets, even and odd k-steps, halve the dependent MMA chain (the GEMM
-    // phases are latency-bound); summed at the end, in a fixed order.
-    T c[NT][4], c2[NT][4];
+    T c[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; ++j)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) c[j][i] = c2[j][i] = T(0);
-    auto k_step = [&](T(&acc)[NT][4]) {
+      for (int i = 0; i < 4; ++i) c[j][i] = T(0);
+#pragma unroll 2
+    for (int k0 = 0; k0 < kfull; k0 += KS) {
       T fa[NA], fb[NT][NB];
 #pragma unroll
       for (int i = 0; i < NA; ++i) {
@@ -397,18 +396,8 @@ MLP_HD void warp_gemm(const GemmOperands<T>& op, Epi epi) {
           ib[j][i] += sb;
         }
 #pragma unroll
-      for (int j = 0; j < NT; ++j) mma_frag(acc[j], fa, fb[j]);
-    };
-    int k0 = 0;
-    for (; k0 + 2 * KS <= kfull; k0 += 2 * KS) {
-      k_step(c);
-      k_step(c2);
+      for (int j = 0; j < NT; ++j) mma_frag(c[j], fa, fb[j]);
     }
-    if (k0 < kfull) k_step(c);
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) c[j][i] += c2[j][i];
     if (kfull < op.K) {
       T fa[NA], fb[NT][NB];
 #pragma unroll
@@ -897,9 +886,8 @@ struct PassVariant {
   bool mma;
   int rows, threads;
 };
-constexpr PassVariant kPassVariants[] = {
-    {false, 4, 256}, {false, 2, 512}, {true, 2, 512}, {true, 2, 1024}};
-constexpr int kPassVariantCount = 4;
+constexpr PassVariant kPassVariants[] = {{false, 4, 256}, {false, 2, 512}, {true, 2, 512}};
+constexpr int kPassVariantCount = 3;
 // By precision, from bench/RESULTS.md (H200): double runs 1.6× faster on DMMA than on the SIMT
 // kernels; float gains nothing from 3xTF32 (its three MMAs and operand splitting cost as many
 // instructions as the FFMAs they replace) and is 1e-5 less exact, so float keeps variant 1.
@@ -913,10 +901,8 @@ PassKernel<T> pass_kernel(int variant) {
       return mlp_pass_kernel<T, false, 4, 256>;
     case 1:
       return mlp_pass_kernel<T, false, 2, 512>;
-    case 2:
-      return mlp_pass_kernel<T, true, 2, 512>;
     default:
-      return mlp_pass_kernel<T, true, 2, 1024>;
+      return mlp_pass_kernel<T, true, 2, 512>;
   }
 }
 
