@@ -47,7 +47,7 @@ class Writer {
   template <class V>
   void put_vector(const std::vector<V>& v) {
     put<std::uint64_t>(v.size());
-    bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(V));
+    if (!v.empty()) bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(V));
   }
   const std::string& bytes() const { return bytes_; }
 
@@ -79,7 +79,7 @@ class Reader {
     if (n > bytes_.size()) torn();
     need(n * sizeof(V));
     std::vector<V> v(n);
-    std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(V));
+    if (n > 0) std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(V));  // data() may be null
     pos_ += n * sizeof(V);
     return v;
   }
