@@ -160,12 +160,13 @@ int main(int argc, char** argv) {
     bench<float>("float", problem, n, k);
     bench<double>("double", problem, n, k);
   }
-  // Every kernel variant forced (the defaults: 2 in double, 1 in float), and tiles smaller than
+  // Every kernel variant forced (the defaults: 2 in double, 1 in float; 3 is opt-in), and tiles smaller than
   // the planner's choice (mlp_kernels.cu), in the same run.
-  for (const char* v : {"2", "1", "0"}) {
-    static const char* const what[] = {"SIMT, 4 × 4 micro-tiles, 256 threads",
-                                       "SIMT, 2 × 4 micro-tiles, 512 threads",
-                                       "tensor cores: DMMA / 3xTF32, 512 threads"};
+  for (const char* v : {"3", "2", "1", "0"}) {
+    static const char* const what[] = {
+        "SIMT, 4 × 4 micro-tiles, 256 threads", "SIMT, 2 × 4 micro-tiles, 512 threads",
+        "tensor cores: DMMA / 3xTF32, 512 threads",
+        "register-resident, DMMA, double only: float falls back to its default"};
     std::printf("\nvariant %s (%s; RBFPDE_MLP_VARIANT=%s)\n", v, what[v[0] - '0'], v);
     setenv("RBFPDE_MLP_VARIANT", v, 1);
     for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {

@@ -78,9 +78,9 @@ fi
 # (RBFPDE_MLP_VARIANT=2, 1, 0) on the parity tests.
 if want tests; then
   step tests_default timeout 240 "$TEST" --gtest_filter='CudaMlp*'
-  for v in 2 1 0; do
+  for v in 3 2 1 0; do
     step "tests_variant$v" timeout 120 env RBFPDE_MLP_VARIANT=$v "$TEST" \
-      --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*'
+      --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*:CudaMlpRegisterPass*'
   done
 fi
 if want bench; then
@@ -118,7 +118,7 @@ EOF
 fi
 # The sanitizers are slow: small tests that still run every kernel (pass with and without the
 # backward pass, evaluation, the reduction with and without Adam, the graph, the early stop).
-MEMCHECK_FILTER='CudaMlpBackend.TinyNetworkEveryKernel:CudaMlpParity/1.TrainStepsStopEarly:CudaMlpParity/0.LossGradient*'
+MEMCHECK_FILTER='CudaMlpBackend.TinyNetworkEveryKernel:CudaMlpParity/1.TrainStepsStopEarly:CudaMlpParity/0.LossGradient*:CudaMlpRegisterPass*'
 if want memcheck; then
   for v in 2 1; do
     step "sanitizers_memcheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
@@ -128,7 +128,7 @@ fi
 if want racecheck; then
   for v in 2 1; do
     step "sanitizers_racecheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
-      --tool racecheck --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpBackend.TinyNetworkEveryKernel'
+      --tool racecheck --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpBackend.TinyNetworkEveryKernel:CudaMlpRegisterPass*'
   done
 fi
 echo "=== total $SECONDS s"

@@ -120,8 +120,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
     if (batch.dim != net_.dim) throw std::invalid_argument("batch of the wrong dimension");
     n_int_ = int(batch.n_interior());
     n_bnd_ = int(batch.n_boundary());
-    const void* before[] = {x_int_.data(), f_.data(), x_bnd_.data(),   p_.data(),
-                            e_.data(),     b_.data(), partials_.data()};
+    const void* before[] = {x_int_.data(), f_.data(),        x_bnd_.data(),  p_.data(),
+                            e_.data(),     b_.data(),        partials_.data(), scratch_.data()};
     upload(batch.interior, x_int_);
     upload(batch.f, f_);
     upload(batch.boundary, x_bnd_);
@@ -131,12 +131,13 @@ class CudaMlpBackend final : public MlpBackend<T> {
     const gpu::MlpTiling old = tiling_;
     tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true);
     partials_.resize(std::size_t(tiling_.grid) * std::size_t(net_.n_params));
-    const void* after[] = {x_int_.data(), f_.data(), x_bnd_.data(),   p_.data(),
-                           e_.data(),     b_.data(), partials_.data()};
+    scratch_.resize(std::max<std::size_t>(1, tiling_.scratch_elements));
+    const void* after[] = {x_int_.data(), f_.data(),        x_bnd_.data(),  p_.data(),
+                           e_.data(),     b_.data(),        partials_.data(), scratch_.data()};
     // The graphs hold the buffers' addresses and the tiling: recapture when either changed.
     if (std::memcmp(before, after, sizeof(before)) != 0 || old.grid != tiling_.grid ||
         old.points != tiling_.points || old.tiles_interior != tiling_.tiles_interior ||
-        old.tiles_boundary != tiling_.tiles_boundary)
+        old.tiles_boundary != tiling_.tiles_boundary || old.variant != tiling_.variant)
       clear_graphs();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -270,6 +271,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     a.e = e_.data();
     a.b = b_.data();
     a.partials = gradient ? partials_.data() : nullptr;
+    a.scratch = scratch_.data();
     a.losses = losses_.data();
     a.counter = counter_.data();
     a.halt = halt;
@@ -371,7 +373,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   T penalty_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<T> theta_, grad_, m_, v_;
-  DeviceBuffer<T> x_int_, f_, x_bnd_, p_, e_, b_, partials_;
+  DeviceBuffer<T> x_int_, f_, x_bnd_, p_, e_, b_, partials_, scratch_;
   DeviceBuffer<T> consts_;
   DeviceBuffer<double> losses_;
   DeviceBuffer<int> halt_;

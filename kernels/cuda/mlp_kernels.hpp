@@ -52,12 +52,15 @@ struct MlpTiling {
   // The kernel: 2 = tensor-core GEMMs (mma.sync: DMMA in double, 3xTF32 in float), 512
   // threads, the default in double; SIMT: 1 = 2 × 4 micro-tiles, 512 threads, the default in
   // float; 0 = 4 × 4, 256. RBFPDE_MLP_VARIANT=0|1|2 overrides the default (tests, benchmarks).
-  int variant = 2;
+  int variant = 2;  // 3: the register-resident pass (double, 2D, equal hidden widths ≤ 56)
   int points = 0;   // points per tile
   int ld = 0;       // shared-memory row stride of a stream matrix (padded)
   int tiles_interior = 0, tiles_boundary = 0;
   int grid = 0;
   std::size_t shared_bytes = 0;
+  // Variant 3 (the register-resident pass: double, 2D, equal hidden widths ≤ 56): the
+  // per-warp pre-activation scratch it needs in MlpPassArgs::scratch, in elements.
+  std::size_t scratch_elements = 0;
 };
 
 // Picks the tile size and grid for n_int + n_bnd points on the current device (gradient: the
@@ -82,6 +85,7 @@ struct MlpPassArgs {
   T* e = nullptr;
   T* b = nullptr;
   T* partials = nullptr;
+  T* scratch = nullptr;  // variant 3: MlpTiling::scratch_elements
   double* losses = nullptr;
   unsigned* counter = nullptr;  // zero between launches (the last block resets it)
   int* halt = nullptr;          // null: no early stop

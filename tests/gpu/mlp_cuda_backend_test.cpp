@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../mlp/mlp_test_util.hpp"
+#include "kernels/cuda/mlp_kernels.hpp"
 #include "solver/config/config.hpp"
 #include "solver/train/solve_mlp.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
@@ -325,6 +326,93 @@ TEST(CudaMlpBackend, SeedProblemReachesTheCpuBound) {
     EXPECT_EQ(r.outcome.cycles, 2500);
     EXPECT_LE(r.errors.rel_l2, 0.15);
   }
+}
+
+}  // namespace
+}  // namespace rbfpde
+
+namespace rbfpde {
+namespace {
+
+// RBFPDE_MLP_VARIANT set (null: unset) for one scope, the previous value restored after.
+class ScopedVariant {
+ public:
+  explicit ScopedVariant(const char* v) {
+    if (const char* old = std::getenv("RBFPDE_MLP_VARIANT")) old_ = old, had_ = true;
+    if (v)
+      setenv("RBFPDE_MLP_VARIANT", v, 1);
+    else
+      unsetenv("RBFPDE_MLP_VARIANT");
+  }
+  ~ScopedVariant() {
+    if (had_)
+      setenv("RBFPDE_MLP_VARIANT", old_.c_str(), 1);
+    else
+      unsetenv("RBFPDE_MLP_VARIANT");
+  }
+
+ private:
+  std::string old_;
+  bool had_ = false;
+};
+
+// The register-resident pass (kernel variant 3, opt-in: double, 2D, equal hidden widths ≤ 56):
+// loss, gradient and residuals against the CPU backend for every activation, widths that fill
+// (56) and do not fill (50, 13) the padded fragments, one to five hidden layers, batches that
+// leave idle warps and partial chunks; the same bits from two runs; a 3D or unequal-width
+// network keeps the tiled kernels even when variant 3 is asked for, and without the request the
+// planner never picks it.
+TEST(CudaMlpRegisterPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  {
+    ScopedVariant none(nullptr);
+    MlpShape bench;
+    const gpu::MlpNetView<double> net = gpu::make_mlp_net_view<double>(mlp_options(bench, 7.0));
+    EXPECT_EQ(gpu::plan_mlp_tiling(net, 3001, 299, true).variant, 2);
+  }
+  ScopedVariant forced("3");
+  struct Case {
+    std::vector<int> hidden;
+    const char* act;
+    int n_int, n_bnd;
+  };
+  for (const Case& k : {Case{{50, 50, 50, 50}, "tanh", 3001, 299}, Case{{56, 56}, "sin", 201, 53},
+                        Case{{13, 13, 13}, "sigmoid", 77, 9}, Case{{50}, "tanh", 1200, 120},
+                        Case{{24, 24, 24, 24, 24}, "tanh", 40, 7}}) {
+    SCOPED_TRACE(std::string(k.act) + ", " + std::to_string(k.hidden.size()) + " × " +
+                 std::to_string(k.hidden[0]) + ", " + std::to_string(k.n_int) + " + " +
+                 std::to_string(k.n_bnd));
+    MlpShape shape;
+    shape.hidden = k.hidden;
+    shape.activation = k.act;
+    const gpu::MlpNetView<double> net = gpu::make_mlp_net_view<double>(mlp_options(shape, 7.0));
+    ASSERT_EQ(gpu::plan_mlp_tiling(net, k.n_int, k.n_bnd, true).variant, 3);
+    Pair<double> p = make_pair<double>(shape, 21, k.n_int, k.n_bnd);
+    const LossParts r_cpu = p.cpu->residuals(), r_gpu = p.gpu->residuals();
+    EXPECT_LE(relative_difference(r_gpu.loss, r_cpu.loss), 1e-12);
+    const LossParts l_cpu = p.cpu->loss_and_gradient(), l_gpu = p.gpu->loss_and_gradient();
+    EXPECT_LE(relative_difference(l_gpu.loss, l_cpu.loss), 1e-12);
+    std::vector<double> g_cpu, g_gpu, e_cpu, b_cpu, e_gpu, b_gpu;
+    p.cpu->gradient(g_cpu);
+    p.gpu->gradient(g_gpu);
+    EXPECT_LE(relative_difference(g_gpu, g_cpu), 1e-12);
+    p.cpu->residual_vectors(e_cpu, b_cpu);
+    p.gpu->residual_vectors(e_gpu, b_gpu);
+    EXPECT_LE(relative_difference(e_gpu, e_cpu), 1e-12);
+    EXPECT_LE(relative_difference(b_gpu, b_cpu), 1e-12);
+    p.gpu->loss_and_gradient();
+    std::vector<double> g_again;
+    p.gpu->gradient(g_again);
+    EXPECT_TRUE(bitwise_equal(g_again, g_gpu));
+  }
+  for (const MlpShape& other : {test_shape(2, "tanh"), test_shape(3, "tanh")}) {
+    const gpu::MlpNetView<double> net = gpu::make_mlp_net_view<double>(mlp_options(other, 7.0));
+    EXPECT_NE(gpu::plan_mlp_tiling(net, 201, 53, true).variant, 3);
+  }
+  MlpShape cube;
+  cube.dim = 3;
+  const gpu::MlpNetView<double> net3 = gpu::make_mlp_net_view<double>(mlp_options(cube, 7.0));
+  EXPECT_NE(gpu::plan_mlp_tiling(net3, 201, 53, true).variant, 3);
 }
 
 }  // namespace
