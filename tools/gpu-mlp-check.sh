@@ -127,7 +127,7 @@ if want memcheck; then
 fi
 if want racecheck; then
   for v in 2 1; do
-    step "sanitizers_racecheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
+    step "sanitizers_racecheck_variant$v" timeout 200 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
       --tool racecheck --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpBackend.TinyNetworkEveryKernel:CudaMlpRegisterPass*'
   done
 fi
