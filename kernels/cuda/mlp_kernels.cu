@@ -1129,25 +1129,26 @@ __global__ void __launch_bounds__(kFastThreads, 1)
         fast_load(my_scratch + std::size_t(l) * kFastRegs * 32, z, lane);
         fast_activate_adjoint(xb, z, act);  // xb is now P̄
       }
-      fast_stage(my_stage, xb, g, t);
-      if (l > 0) {
-        FastFrag x;
-        fast_load(my_scratch + std::size_t(l - 1) * kFastRegs * 32, x, lane);
-        fast_activate(x, act);
-        fast_stage(my_stage + 32 * kFastStage, x, g, t);
-      } else if (t == 0) {  // the input streams: x', ∂x'/∂x_j = scale_j e_j, Δx' = 0
-        double* xs = my_stage + 32 * kFastStage;
-        xs[(0 * 8 + g) * kFastStage] = xs0;
-        xs[(0 * 8 + g) * kFastStage + 1] = xs1;
-        xs[(1 * 8 + g) * kFastStage] = net.scale[0];
-        xs[(1 * 8 + g) * kFastStage + 1] = 0.0;
-        xs[(2 * 8 + g) * kFastStage] = 0.0;
-        xs[(2 * 8 + g) * kFastStage + 1] = net.scale[1];
-        xs[(3 * 8 + g) * kFastStage] = 0.0;
-        xs[(3 * 8 + g) * kFastStage + 1] = 0.0;
-      }
       if (!has) {  // an idle warp contributes nothing
         for (int k = lane; k < 2 * 32 * kFastStage; k += 32) my_stage[k] = 0.0;
+      } else {
+        fast_stage(my_stage, xb, g, t);
+        if (l > 0) {
+          FastFrag x;
+          fast_load(my_scratch + std::size_t(l - 1) * kFastRegs * 32, x, lane);
+          fast_activate(x, act);
+          fast_stage(my_stage + 32 * kFastStage, x, g, t);
+        } else if (t == 0) {  // the input streams: x', ∂x'/∂x_j = scale_j e_j, Δx' = 0
+          double* xs = my_stage + 32 * kFastStage;
+          xs[(0 * 8 + g) * kFastStage] = xs0;
+          xs[(0 * 8 + g) * kFastStage + 1] = xs1;
+          xs[(1 * 8 + g) * kFastStage] = net.scale[0];
+          xs[(1 * 8 + g) * kFastStage + 1] = 0.0;
+          xs[(2 * 8 + g) * kFastStage] = 0.0;
+          xs[(2 * 8 + g) * kFastStage + 1] = net.scale[1];
+          xs[(3 * 8 + g) * kFastStage] = 0.0;
+          xs[(3 * 8 + g) * kFastStage + 1] = 0.0;
+        }
       }
       __syncthreads();
       fast_weight_gradient(prow, net.w_offset[l], net.b_offset[l], H, l > 0 ? H : 2, stage, warp,
