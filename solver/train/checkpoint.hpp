@@ -9,8 +9,11 @@
 // state, the history rows, the snapshots. Format 1 (RBF only, no model field) is still read.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "solver/train/mlp_trainer.hpp"
 #include "solver/train/rbf_trainer.hpp"
@@ -50,5 +53,23 @@ Checkpoint<State> resume_run(const Config& config, RunOutput& output);
 // continues from.
 template <class State>
 void save_run(const Config& config, const RunOutput& output, State state);
+
+// The end of every model's solve, after history, model and solution are written:
+// collocation.vtp with the last batch's residuals, the checkpoint, the output time (from
+// output_start) and exit code, summary.json with `model_counts`, and the result lines.
+template <class State, class T>
+void finish_run(const Config& config, RunOutput& output, const CollocationBatch& batch,
+                const std::vector<T>& e, const std::vector<T>& b, State state,
+                std::chrono::steady_clock::time_point output_start, const Json& model_counts,
+                SolveResult& result) {
+  output.write_collocation(batch, std::vector<double>(e.begin(), e.end()),
+                           std::vector<double>(b.begin(), b.end()));
+  save_run(config, output, std::move(state));
+  result.seconds_output =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - output_start).count();
+  result.exit_code = result.outcome.diverged ? 3 : 0;
+  output.write_summary(result, model_counts);
+  output.print_result(result);
+}
 
 }  // namespace rbfpde

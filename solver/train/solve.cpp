@@ -121,16 +121,9 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   }
   std::vector<T> e, b;
   backend->residual_vectors(e, b);
-  output.write_collocation(trainer.batch(), std::vector<double>(e.begin(), e.end()),
-                           std::vector<double>(b.begin(), b.end()));
-  save_run(config, output, trainer.state());
-  result.seconds_output = std::chrono::duration<double>(Clock::now() - t0).count();
-  result.exit_code = result.outcome.diverged ? 3 : 0;
-
   Json counts = Json::object();
   counts.set("neurons", params.neurons());
-  output.write_summary(result, counts);
-  output.print_result(result);
+  finish_run(config, output, trainer.batch(), e, b, trainer.state(), t0, counts, result);
   return result;
 }
 

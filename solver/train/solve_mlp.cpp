@@ -66,19 +66,12 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   output.write_solution(u, lap);
   std::vector<T> e, b;
   backend->residual_vectors(e, b);
-  output.write_collocation(trainer.batch(), std::vector<double>(e.begin(), e.end()),
-                           std::vector<double>(b.begin(), b.end()));
-  save_run(config, output, trainer.state());
-  result.seconds_output = std::chrono::duration<double>(Clock::now() - t0).count();
-  result.exit_code = result.outcome.diverged ? 3 : 0;
-
   Json counts = Json::object();
   Json layers = Json::array();
   for (int w : shape.hidden) layers.push(w);
   counts.set("layers", layers);
   counts.set("activation", shape.activation);
-  output.write_summary(result, counts);
-  output.print_result(result);
+  finish_run(config, output, trainer.batch(), e, b, trainer.state(), t0, counts, result);
   return result;
 }
 
