@@ -20,6 +20,7 @@ int main() {
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,21 +68,29 @@ double iterations_per_second(const std::function<void()>& body) {
   return median(rate);
 }
 
+// The benchmark network (2-50-50-50-50-1 tanh on the unit square, Glorot weights from seed 7)
+// on the CUDA backend, with a batch of n_int + n_bnd seed-problem points drawn from seed 1.
 template <class T>
-void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) {
-  MlpShape shape;  // 2-50-50-50-50-1 tanh
+std::unique_ptr<MlpBackend<T>> benchmark_backend(const Problem& problem, int n_int, int n_bnd,
+                                                 MlpShape& shape) {
   shape.input_min = {0.0, 0.0};
   shape.input_max = {1.0, 1.0};
-  const MlpOptions opt = mlp_backend_options(shape, 100.0);
-  auto backend = make_cuda_mlp_backend<T>(opt);
+  auto backend = make_cuda_mlp_backend<T>(mlp_backend_options(shape, 100.0));
   Rng init(7);
-  const std::vector<double> theta0 = initial_mlp_parameters(shape, init);
-  const std::vector<T> theta(theta0.begin(), theta0.end());
+  const std::vector<double> theta = initial_mlp_parameters(shape, init);
+  backend->set_parameters(std::vector<T>(theta.begin(), theta.end()));
   Rng rng(1);
   CollocationBatch batch;
   problem.sample(rng, std::size_t(n_int), std::size_t(n_bnd), batch);
-  backend->set_parameters(theta);
   backend->set_batch(batch);
+  return backend;
+}
+
+template <class T>
+void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) {
+  MlpShape shape;
+  auto backend = benchmark_backend<T>(problem, n_int, n_bnd, shape);
+  const MlpOptions opt = mlp_backend_options(shape, 100.0);
 
   long t = 0;
   std::vector<typename MlpBackend<T>::AdamStepArgs> steps(kSteps);
@@ -108,21 +117,13 @@ void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) 
 
 }  // namespace
 
-// `bench_gpu_mlp profile float|double`: five loss_and_gradient() calls at 16384 + 1024, for a
-// profiler (ncu -k regex:mlp_pass) to look at one of them.
+// `bench_gpu_mlp profile float|double`: five loss_and_gradient() calls at 16384 + 1024, the
+// third with the pass kernel's phase timing on (printed), for a profiler (ncu -k
+// regex:mlp_pass --launch-skip 2) to look at that one.
 template <class T>
 void profile_passes(const Problem& problem) {
   MlpShape shape;
-  shape.input_min = {0.0, 0.0};
-  shape.input_max = {1.0, 1.0};
-  auto backend = make_cuda_mlp_backend<T>(mlp_backend_options(shape, 100.0));
-  Rng init(7);
-  const std::vector<double> theta0 = initial_mlp_parameters(shape, init);
-  backend->set_parameters(std::vector<T>(theta0.begin(), theta0.end()));
-  Rng rng(1);
-  CollocationBatch batch;
-  problem.sample(rng, 16384, 1024, batch);
-  backend->set_batch(batch);
+  auto backend = benchmark_backend<T>(problem, 16384, 1024, shape);
   for (int i = 0; i < 2; ++i) backend->loss_and_gradient();
   gpu::set_mlp_phase_timing(true);
   backend->loss_and_gradient();
@@ -160,8 +161,8 @@ int main(int argc, char** argv) {
     bench<float>("float", problem, n, k);
     bench<double>("double", problem, n, k);
   }
-  // Every kernel variant forced (the defaults: 2 in double, 1 in float; 3 is opt-in), and tiles smaller than
-  // the planner's choice (mlp_kernels.cu), in the same run.
+  // Every kernel variant forced (the defaults: 2 in double, 1 in float; 3 is opt-in), and
+  // tiles smaller than the planner's choice (mlp_kernels.cu), in the same run.
   for (const char* v : {"3", "2", "1", "0"}) {
     static const char* const what[] = {
         "SIMT, 4 × 4 micro-tiles, 256 threads", "SIMT, 2 × 4 micro-tiles, 512 threads",

@@ -27,15 +27,6 @@ for p in $PRECISIONS; do
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section LaunchStats \
       --section SourceCounters \
       build-gpu-mlp/bench/bench_gpu_mlp profile "$p" >"$OUT/ncu_${p}_v$v.log" 2>&1
-    if [ -n "${SOURCE:-}" ]; then  # per-CUDA-line instruction and stall counts of one launch
-      RBFPDE_MLP_VARIANT=$v "$NCU" -k regex:mlp_pass_kernel --launch-skip 2 --launch-count 1 \
-        --section SourceCounters --import-source yes -f -o "$OUT/rep_${p}_v$v" \
-        build-gpu-mlp/bench/bench_gpu_mlp profile "$p" >/dev/null 2>&1
-      "$NCU" -i "$OUT/rep_${p}_v$v.ncu-rep" --page source --csv --print-source cuda \
-        >"$OUT/source_${p}_v$v.csv" 2>&1 || echo "source page export failed"
-      rm -f "$OUT/rep_${p}_v$v.ncu-rep"
-      head -c 600 "$OUT/source_${p}_v$v.csv"; echo
-    fi
     grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Dynamic Shared|Executed Ipc|Bank" "$OUT/ncu_${p}_v$v.log"
   done
 done
