@@ -161,13 +161,23 @@ int main(int argc, char** argv) {
     bench<float>("float", problem, n, k);
     bench<double>("double", problem, n, k);
   }
-  // Every kernel variant forced (the defaults: 2 in double, 1 in float; 3 is opt-in), and
-  // tiles smaller than the planner's choice (mlp_kernels.cu), in the same run.
+  // Variant 4 (the default for this network) with one and two 32-point tiles per block.
+  for (const char* nt : {"1", "2"}) {
+    std::printf("\nvariant 4 with %s tile(s) of 32 points per block (RBFPDE_MLP_POINT_TILES)\n", nt);
+    setenv("RBFPDE_MLP_POINT_TILES", nt, 1);
+    for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
+      bench<float>("float", problem, n, k);
+      bench<double>("double", problem, n, k);
+    }
+  }
+  unsetenv("RBFPDE_MLP_POINT_TILES");
+  // Every other kernel variant forced (3 is opt-in), and tiles smaller than the planner's
+  // choice (mlp_kernels.cu), in the same run.
   for (const char* v : {"3", "2", "1", "0"}) {
     static const char* const what[] = {
         "SIMT, 4 × 4 micro-tiles, 256 threads", "SIMT, 2 × 4 micro-tiles, 512 threads",
         "tensor cores: DMMA / 3xTF32, 512 threads",
-        "register-resident, DMMA, double only: float falls back to its default"};
+        "register-resident, DMMA, double only: float falls back to variant 1"};
     std::printf("\nvariant %s (%s; RBFPDE_MLP_VARIANT=%s)\n", v, what[v[0] - '0'], v);
     setenv("RBFPDE_MLP_VARIANT", v, 1);
     for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
@@ -177,7 +187,8 @@ int main(int argc, char** argv) {
   }
   unsetenv("RBFPDE_MLP_VARIANT");
   for (const char* p : {"8"}) {
-    std::printf("\ndefault variant, at most %s points per tile (RBFPDE_MLP_TILE_POINTS)\n", p);
+    std::printf("\nvariant 2, at most %s points per tile (RBFPDE_MLP_TILE_POINTS)\n", p);
+    setenv("RBFPDE_MLP_VARIANT", "2", 1);
     setenv("RBFPDE_MLP_TILE_POINTS", p, 1);
     for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
       bench<float>("float", problem, n, k);
@@ -185,6 +196,7 @@ int main(int argc, char** argv) {
     }
   }
   unsetenv("RBFPDE_MLP_TILE_POINTS");
+  unsetenv("RBFPDE_MLP_VARIANT");
   return 0;
 }
 #endif

@@ -73,9 +73,10 @@ if ((!prebuilt)); then
   step build cmake --build build-gpu-mlp -j16 --target test_gpu rbfpde bench_gpu_mlp
 fi
 
-# The pass kernel has three variants (kernels/cuda/mlp_kernels.cu): the tests run the defaults
-# (2 = tensor cores in double, 1 = SIMT in float) on everything and each variant forced
-# (RBFPDE_MLP_VARIANT=2, 1, 0) on the parity tests.
+# The pass kernel's variants (kernels/cuda/mlp_kernels.cu): the tests run the defaults (4 =
+# point-stationary for the networks it takes, else 2 = tensor cores in double, 1 = SIMT in
+# float) on everything and each other variant forced (RBFPDE_MLP_VARIANT=3, 2, 1, 0) on the
+# parity tests.
 if want tests; then
   step tests_default timeout 240 "$TEST" --gtest_filter='CudaMlp*'
   for v in 3 2 1 0; do
@@ -126,6 +127,14 @@ if want memcheck; then
     step "sanitizers_memcheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
       --tool memcheck --leak-check full --error-exitcode 1 "$TEST" --gtest_filter="$MEMCHECK_FILTER$extra"
   done
+fi
+if want memcheck; then  # variant 4 is the default: no variant forced
+  step sanitizers_memcheck_variant4 timeout 150 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*'
+fi
+if want racecheck; then
+  step sanitizers_racecheck_variant4 timeout 200 compute-sanitizer --tool racecheck \
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*'
 fi
 if want racecheck; then
   for v in 2 1; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute over the CUDA MLP pass kernel at 16384 + 1024 points (bench_gpu_mlp profile),
-# one launch per kernel variant and precision given in VARIANTS / PRECISIONS. Logs in $OUT.
+# one launch per kernel variant and precision given in VARIANTS / PRECISIONS (variant 4: with
+# RBFPDE_MLP_POINT_TILES from the environment, if set). Logs in $OUT.
 # Used through the device tool after tools/gpu-mlp-check.sh has built build-gpu-mlp (or builds).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-mlp-profile-logs}"
@@ -22,11 +23,12 @@ NCU="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*
 for p in $PRECISIONS; do
   for v in $VARIANTS; do
     echo "=== variant $v, $p"
-    RBFPDE_MLP_VARIANT=$v "$NCU" -k regex:mlp_pass_kernel --launch-skip 2 --launch-count 1 \
+    RBFPDE_MLP_VARIANT=$v "$NCU" -k regex:'mlp_(pass|point)_kernel' --launch-skip 2 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section LaunchStats \
       --section SourceCounters \
+      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
       build-gpu-mlp/bench/bench_gpu_mlp profile "$p" >"$OUT/ncu_${p}_v$v.log" 2>&1
-    grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Dynamic Shared|Executed Ipc|Bank" "$OUT/ncu_${p}_v$v.log"
+    grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Dynamic Shared|Executed Ipc|Bank|Stall|stall" "$OUT/ncu_${p}_v$v.log"
   done
 done

@@ -35,6 +35,7 @@
 // per warp, one block per SM); 24-point tiles, the most that fit in float, ran no faster. Going
 // further needs another structure (warp-independent tiles with activations in registers and the
 // weight gradient as a separate GEMM), not faster arithmetic.
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -601,7 +602,11 @@ __device__ double block_sum_squares(const T* v, int n, double* scratch) {
   }
   scratch[threadIdx.x] = s;
   __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+  int pow2 = 1;  // fold a block size that is not a power of two onto the largest power below it
+  while (2 * pow2 <= int(blockDim.x)) pow2 *= 2;
+  if (int(threadIdx.x) < int(blockDim.x) - pow2) scratch[threadIdx.x] += scratch[threadIdx.x + pow2];
+  __syncthreads();
+  for (int w = pow2 / 2; w > 0; w /= 2) {
     if (threadIdx.x < w) scratch[threadIdx.x] += scratch[threadIdx.x + w];
     __syncthreads();
   }
@@ -1173,6 +1178,467 @@ __global__ void __launch_bounds__(kFastThreads, 1)
 #endif
 }
 
+// ---- Variant 4: the point-stationary training pass (2D, equal hidden widths ≤ 64) -------------
+// Thread (q, g) of a block owns point slot q (lane + 32·tile-warp) and the kPtRows features
+// 10g … 10g + 9 of every hidden layer, with all four streams of its point in registers: the
+// forward GEMM Z = W X reads X's column block of its point from shared memory (16-byte loads,
+// consecutive lanes → consecutive points) and W's rows as broadcasts, 4 k at a time: 160 FMAs
+// on 40 independent accumulators per 14 loads, and the activation runs in place on the
+// accumulators (no second pass over shared memory). A block takes 32·NT points per tile, two
+// stream buffers (ping-pong) and one barrier per layer in the forward pass, two per layer in the
+// backward pass (24 barriers per 16 points in variants 0–2). The pre-activations of every hidden
+// layer go to a per-thread scratch (global, coalesced, L2-resident; each thread reads back only
+// what it wrote). Backward per hidden layer h, top down: P̄ = the activation adjoint of X̄
+// (registers) into buffer A, X_{h−1} recomputed from its pre-activations into buffer X (the
+// same ownership: features 10g … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
+// 5 × KB micro-tiles (a lane's X rows consecutive, conflict-free) added straight into the
+// block's partials row (one owner per entry, fixed order: same inputs, same bits), and
+// X̄_{h−1} = W_hᵀ P̄ into registers. Boundary tiles carry four points per lane, one in each
+// stream slot (a boundary point needs only the value stream), so the 1024 boundary points of the
+// benchmark cost 8 tiles instead of 32.
+constexpr int kPtRows = 10;
+constexpr int kPtMaxGroups = 7;  // hidden width ≤ 64 (features padded to 10 per thread)
+constexpr int kPtMaxWidth = 64;
+
+// Offsets (in T) of the block's shared memory, computed once on the host.
+struct PtLayout {
+  int H = 0, G = 0, NT = 0, NP = 0, threads = 0;
+  int Rr = 0;    // rows of a weight image and of the biases: 10·G
+  int Kq = 0;    // columns of a weight image: H rounded up to 4
+  int rows = 0;  // rows of a stream buffer
+  int ldc = 0;   // row stride of a stream buffer: 4·NP padded to an odd number of 16-byte units
+  int kbn = 0;   // weight-gradient micro-tiles along k (KB rows each, strided by kbn)
+  int rbn = 0;   // … along r (5 consecutive rows each)
+  int off_w1 = 0, off_bias = 0, off_wo = 0, off_img = 0, off_buf0 = 0, off_buf1 = 0;
+  int off_seed = 0, off_xin = 0, total = 0;
+  int tiles_int = 0, tiles_bnd = 0;
+};
+
+template <class T>
+MLP_HD void store4(T* p, const T (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    reinterpret_cast<double2*>(p)[0] = make_double2(v[0], v[1]);
+    reinterpret_cast<double2*>(p)[1] = make_double2(v[2], v[3]);
+  }
+#else
+  for (int i = 0; i < 4; ++i) p[i] = v[i];
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+template <class T>
+__device__ __forceinline__ void load2(const T* p, T& a, T& b) {
+  if constexpr (sizeof(T) == 4) {
+    const float2 v = *reinterpret_cast<const float2*>(p);
+    a = v.x, b = v.y;
+  } else {
+    const double2 v = *reinterpret_cast<const double2*>(p);
+    a = v.x, b = v.y;
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void pt_activate(T (&z)[4], Activation act);
+
+// Packed (boundary) tiles: every slot a value. Rolled loops over a local copy, not inlined:
+// these tiles are rare, and unrolled they would quadruple the kernel's inlined activations.
+template <class T, int A>
+__device__ __noinline__ void pt_activate_packed(T* v) {
+  for (int k = 0; k < 4 * kPtRows; ++k) {
+    T s, d1;
+    activation_value_slope(Activation(A), v[k], s, d1);
+    v[k] = s;
+  }
+}
+template <class T, int A>
+__device__ __noinline__ void pt_adjoint_packed(T* xb, const T* z) {
+  for (int k = 0; k < 4 * kPtRows; ++k) {
+    T s, d1;
+    activation_value_slope(Activation(A), z[k], s, d1);
+    xb[k] *= d1;
+  }
+}
+
+template <class T, int A>
+__device__ __forceinline__ void pt_activate_rows(T (&z)[kPtRows][4], bool packed) {
+  if (packed) {
+    T v[4 * kPtRows];
+#pragma unroll
+    for (int k = 0; k < 4 * kPtRows; ++k) v[k] = z[k / 4][k % 4];
+    pt_activate_packed<T, A>(v);
+#pragma unroll
+    for (int k = 0; k < 4 * kPtRows; ++k) z[k / 4][k % 4] = v[k];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kPtRows; ++i) pt_activate(z[i], Activation(A));
+}
+
+// The streams of a row in place: value, ∂x, ∂y, Δ.
+template <class T>
+__device__ __forceinline__ void pt_activate(T (&z)[4], Activation act) {
+  const ActivationTerms<T> t = activation_terms(act, z[0]);
+  const T ax = z[1], ay = z[2];
+  z[0] = t.s;
+  z[1] = t.d1 * ax;
+  z[2] = t.d1 * ay;
+  z[3] = t.d2 * (ax * ax + ay * ay) + t.d1 * z[3];
+}
+
+// X̄ → P̄ in place at pre-activations z (activation_backward's formulas).
+template <class T>
+__device__ __forceinline__ void pt_adjoint(T (&xb)[4], const T (&z)[4], Activation act) {
+  const ActivationTerms<T> t = activation_terms(act, z[0]);
+  const T ax = z[1], ay = z[2], c = z[3];
+  const T hb = xb[0], gx = xb[1], gy = xb[2], lb = xb[3];
+  xb[0] = hb * t.d1 + t.d2 * (gx * ax + gy * ay) + lb * (t.d3 * (ax * ax + ay * ay) + t.d2 * c);
+  xb[1] = gx * t.d1 + T(2) * lb * t.d2 * ax;
+  xb[2] = gy * t.d1 + T(2) * lb * t.d2 * ay;
+  xb[3] = lb * t.d1;
+}
+
+template <class T, int A>
+__device__ __forceinline__ void pt_adjoint_rows(T (&xb)[kPtRows][4], const T (&z)[kPtRows][4],
+                                                bool packed) {
+  if (packed) {
+    T v[4 * kPtRows], w[4 * kPtRows];
+#pragma unroll
+    for (int k = 0; k < 4 * kPtRows; ++k) v[k] = xb[k / 4][k % 4], w[k] = z[k / 4][k % 4];
+    pt_adjoint_packed<T, A>(v, w);
+#pragma unroll
+    for (int k = 0; k < 4 * kPtRows; ++k) xb[k / 4][k % 4] = v[k];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kPtRows; ++i) pt_adjoint(xb[i], z[i], Activation(A));
+}
+
+// Per-thread scratch of hidden layer h: element j of thread tid at base + (h·40 + j)·threads.
+template <class T>
+__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[kPtRows][4]) {
+#pragma unroll
+  for (int i = 0; i < kPtRows; ++i)
+#pragma unroll
+    for (int s = 0; s < 4; ++s) base[std::size_t(h * 4 * kPtRows + 4 * i + s) * threads] = z[i][s];
+}
+template <class T>
+__device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z)[kPtRows][4]) {
+#pragma unroll
+  for (int i = 0; i < kPtRows; ++i)
+#pragma unroll
+    for (int s = 0; s < 4; ++s) z[i][s] = base[std::size_t(h * 4 * kPtRows + 4 * i + s) * threads];
+}
+
+// ∂I/∂W (H × H, row-major at w_off of prow) += Σ over the tile's columns P̄[r][c] X[k][c], and
+// ∂I/∂b (b_off) += Σ over the value columns of P̄[r]. Micro-tile (rb, kb): rows 5rb … 5rb + 4,
+// columns kb + j·kbn (j < KB).
+template <class T, int KB>
+__device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar, const T* x,
+                                   const PtLayout& L, bool packed) {
+  const int H = L.H, ncol = 4 * L.NP;
+  for (int t = int(threadIdx.x); t < L.rbn * L.kbn; t += int(blockDim.x)) {
+    const int rb = t / L.kbn, kb = t % L.kbn;
+    T acc[5][KB];
+#pragma unroll
+    for (int i = 0; i < 5; ++i)
+#pragma unroll
+      for (int j = 0; j < KB; ++j) acc[i][j] = T(0);
+    const T* pa = pbar + 5 * rb * L.ldc;
+    const T* px = x + kb * L.ldc;
+#pragma unroll 2
+    for (int c = 0; c < ncol; c += 4) {
+      T av[5][4], xv[KB][4];
+#pragma unroll
+      for (int i = 0; i < 5; ++i) load4(pa + i * L.ldc + c, av[i]);
+#pragma unroll
+      for (int j = 0; j < KB; ++j) load4(px + j * L.kbn * L.ldc + c, xv[j]);
+#pragma unroll
+      for (int i = 0; i < 5; ++i)
+#pragma unroll
+        for (int j = 0; j < KB; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][j] += av[i][e] * xv[j][e];
+    }
+    // All loads of the row before any store: the read-modify-writes overlap.
+    T old[5][KB];
+#pragma unroll
+    for (int i = 0; i < 5; ++i)
+#pragma unroll
+      for (int j = 0; j < KB; ++j) {
+        const int r = 5 * rb + i, k = kb + j * L.kbn;
+        old[i][j] = r < H && k < H ? prow[w_off + r * H + k] : T(0);
+      }
+#pragma unroll
+    for (int i = 0; i < 5; ++i)
+#pragma unroll
+      for (int j = 0; j < KB; ++j) {
+        const int r = 5 * rb + i, k = kb + j * L.kbn;
+        if (r < H && k < H) prow[w_off + r * H + k] = old[i][j] + acc[i][j];
+      }
+  }
+  for (int r = int(threadIdx.x); r < H; r += int(blockDim.x)) {
+    T s = T(0);
+    const T* pr = pbar + r * L.ldc;
+    if (packed)
+      for (int c = 0; c < ncol; ++c) s += pr[c];
+    else
+      for (int q = 0; q < L.NP; ++q) s += pr[4 * q];
+    prow[b_off + r] += s;
+  }
+}
+#endif
+
+// One instantiation per activation (A: rbfpde::Activation): the others' code (sin's argument
+// reduction above all) would otherwise sit in every row's inlined activation.
+template <class T, int NT, int A>
+__global__ void __launch_bounds__(32 * kPtMaxGroups * NT, 1)
+    mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
+#if defined(__CUDA_ARCH__)
+  if (a.halt && a.halt[0] < a.step) return;
+  extern __shared__ __align__(16) unsigned char mlp_smem[];
+  T* const sm = reinterpret_cast<T*>(mlp_smem);
+  constexpr int R = kPtRows, KB = 4 / NT;
+  const int H = L.H, G = L.G, Lh = net.layers - 1, np = net.n_params;
+  const int tid = int(threadIdx.x), nth = int(blockDim.x);
+  const int lane = tid & 31, warp = tid >> 5, g = warp % G, q = (warp / G) * 32 + lane;
+  const int r0 = R * g;
+  T* const w1 = sm + L.off_w1;      // Rr × 2
+  T* const bias = sm + L.off_bias;  // Lh × Rr
+  T* const wo = sm + L.off_wo;      // Kq, then the output bias at [Kq]
+  T* const img = sm + L.off_img;    // (Lh − 1) × Rr × Kq: W_l row-major, zero-padded
+  T* const seeds = sm + L.off_seed; // NP × 4
+  T* const xin = sm + L.off_xin;    // NP × 8: the input coordinates of the tile's points
+
+  for (int k = tid; k < L.total; k += nth) sm[k] = T(0);
+  __syncthreads();
+  for (int k = tid; k < 2 * H; k += nth) w1[k] = a.theta[net.w_offset[0] + k];
+  for (int h = 1; h <= Lh; ++h)
+    for (int k = tid; k < H; k += nth) bias[(h - 1) * L.Rr + k] = a.theta[net.b_offset[h - 1] + k];
+  for (int k = tid; k < H; k += nth) wo[k] = a.theta[net.w_offset[Lh] + k];
+  if (tid == 0) wo[L.Kq] = a.theta[net.b_offset[Lh]];
+  for (int l = 1; l < Lh; ++l)
+    for (int k = tid; k < H * H; k += nth)
+      img[(l - 1) * L.Rr * L.Kq + (k / H) * L.Kq + k % H] = a.theta[net.w_offset[l] + k];
+  const bool train = a.partials != nullptr;  // else residuals and the loss only
+  T* const prow = train ? a.partials + std::size_t(blockIdx.x) * np : nullptr;
+  if (train)
+    for (int k = tid; k < np; k += nth) prow[k] = T(0);
+  T* const scr = a.scratch + std::size_t(blockIdx.x) * Lh * 4 * R * nth + tid;
+  __syncthreads();
+
+  const int tiles = L.tiles_int + L.tiles_bnd;
+  for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
+    const bool packed = tile >= L.tiles_int;  // boundary: four points per lane
+    const int start = packed ? (tile - L.tiles_int) * 4 * L.NP : tile * L.NP;
+    const T* pts = packed ? a.x_bnd : a.x_int;
+    const int n = packed ? a.n_bnd : a.n_int;
+    // Input coordinates of the slots (x', the map applied); dead slots get 0.
+    T x0[4], x1[4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      const int p = packed ? start + 4 * q + s : start + q;
+      const bool live = (packed || s == 0) && p < n;
+      x0[s] = live ? net.scale[0] * pts[2 * p] + net.shift[0] : T(0);
+      x1[s] = live ? net.scale[1] * pts[2 * p + 1] + net.shift[1] : T(0);
+    }
+    if (g == 0)
+#pragma unroll
+      for (int s = 0; s < 4; ++s) xin[8 * q + 2 * s] = x0[s], xin[8 * q + 2 * s + 1] = x1[s];
+
+    // Forward: hidden layer 1 from the inputs, then Z = W X (+ b on the value slots); one
+    // activation site for all layers (the kernel's code size is its instruction cache's).
+    T z[R][4];
+    T* in = sm + L.off_buf1;
+    T* out = sm + L.off_buf0;
+    for (int l = 0; l < Lh; ++l) {
+      if (l == 0) {
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+          const int r = r0 + i;
+          const T wa = r < H ? w1[2 * r] : T(0), wb = r < H ? w1[2 * r + 1] : T(0);
+          const T b = bias[r];
+          if (packed) {
+#pragma unroll
+            for (int s = 0; s < 4; ++s) z[i][s] = wa * x0[s] + wb * x1[s] + b;
+          } else {
+            z[i][0] = wa * x0[0] + wb * x1[0] + b;
+            z[i][1] = wa * net.scale[0];
+            z[i][2] = wb * net.scale[1];
+            z[i][3] = T(0);
+          }
+        }
+      } else {
+        const T* w = img + (l - 1) * L.Rr * L.Kq + r0 * L.Kq;
+        const T* bl = bias + l * L.Rr + r0;
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+          z[i][0] = bl[i];
+          z[i][1] = packed ? bl[i] : T(0);
+          z[i][2] = packed ? bl[i] : T(0);
+          z[i][3] = packed ? bl[i] : T(0);
+        }
+        const T* xc = in + 4 * q;
+#pragma unroll 1
+        for (int k = 0; k < L.Kq; k += 4) {
+          T xv[4][4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j) load4(xc + (k + j) * L.ldc, xv[j]);
+#pragma unroll
+          for (int i = 0; i < R; ++i) {
+            T wv[4];
+            load4(w + i * L.Kq + k, wv);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+              for (int s = 0; s < 4; ++s) z[i][s] += wv[j] * xv[j][s];
+          }
+        }
+      }
+      if (train) pt_save(scr, l, nth, z);
+      pt_activate_rows<T, A>(z, packed);
+#pragma unroll
+      for (int i = 0; i < R; ++i) store4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
+      __syncthreads();
+      T* t = in;
+      in = out;
+      out = t;
+    }
+
+    // Output: u (value slots) and Δu, residuals, seeds ∂I/∂(output streams) per slot.
+    if (g == 0) {
+      T sd[4] = {T(0), T(0), T(0), T(0)};
+      T acc[4] = {T(0), T(0), T(0), T(0)};
+      for (int r = 0; r < H; ++r) {
+        T xv[4];
+        load4(in + r * L.ldc + 4 * q, xv);
+#pragma unroll
+        for (int s = 0; s < 4; ++s) acc[s] += wo[r] * xv[s];
+      }
+      if (packed) {
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+          const int p = start + 4 * q + s;
+          if (p < n) {
+            const T b = acc[s] + wo[L.Kq] - a.p[p];
+            a.b[p] = b;
+            sd[s] = b * a.lam_k;
+          }
+        }
+      } else if (start + q < n) {
+        const int p = start + q;
+        const T e = acc[3] - a.f[p];
+        a.e[p] = e;
+        sd[3] = e * a.inv_n;
+      }
+      store4(seeds + 4 * q, sd);
+    }
+    __syncthreads();
+    if (!train) continue;  // the next tile writes `in` and the seeds after barriers of its own
+    // ∂I/∂w_out, ∂I/∂b_out (one owner each; `in` holds X_Lh).
+    for (int r = tid; r <= H; r += nth) {
+      T s = T(0);
+      for (int qq = 0; qq < L.NP; ++qq) {
+        T sd[4], xv[4];
+        load4(seeds + 4 * qq, sd);
+        if (r < H) {
+          load4(in + r * L.ldc + 4 * qq, xv);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s += sd[e] * xv[e];
+        } else {
+          s += packed ? sd[0] + sd[1] + sd[2] + sd[3] : sd[0];
+        }
+      }
+      T* const o = prow + (r < H ? net.w_offset[Lh] + r : net.b_offset[Lh]);
+      *o += s;
+    }
+    // X̄ of the last hidden layer: seed ⊗ w_out.
+    T xb[R][4];
+    {
+      T sd[4];
+      load4(seeds + 4 * q, sd);
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        const T w = r0 + i < H ? wo[r0 + i] : T(0);
+#pragma unroll
+        for (int s = 0; s < 4; ++s) xb[i][s] = sd[s] * w;
+      }
+    }
+    T* const pb = out;  // P̄ buffer (free since the last forward barrier)
+    T* const xs = in;   // X_{h−1} buffer (read above until the next barrier)
+    __syncthreads();
+    for (int h = Lh; h >= 1; --h) {
+      pt_load(scr, h - 1, nth, z);
+      pt_adjoint_rows<T, A>(xb, z, packed);
+#pragma unroll
+      for (int i = 0; i < R; ++i) store4(pb + (r0 + i) * L.ldc + 4 * q, xb[i]);
+      if (h >= 2) {
+        pt_load(scr, h - 2, nth, z);
+        pt_activate_rows<T, A>(z, packed);
+#pragma unroll
+        for (int i = 0; i < R; ++i) store4(xs + (r0 + i) * L.ldc + 4 * q, z[i]);
+      }
+      __syncthreads();
+      if (h >= 2) {
+        pt_weight_gradient<T, KB>(prow, net.w_offset[h - 1], net.b_offset[h - 1], pb, xs, L,
+                                  packed);
+        // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + 9 of every row of W.
+        const T* w = img + (h - 2) * L.Rr * L.Kq + r0;
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+          for (int s = 0; s < 4; ++s) xb[i][s] = T(0);
+        const T* pc = pb + 4 * q;
+#pragma unroll 2
+        for (int r = 0; r < H; ++r) {
+          T pv[4], wv[R];
+          load4(pc + r * L.ldc, pv);
+#pragma unroll
+          for (int i = 0; i < R; i += 2) load2(w + r * L.Kq + i, wv[i], wv[i + 1]);
+#pragma unroll
+          for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int s = 0; s < 4; ++s) xb[i][s] += wv[i] * pv[s];
+        }
+      } else {
+        // Hidden layer 1's weights W_1 (H × 2) and bias: x' of the slot, ∂x'_j/∂x_j = scale_j.
+        for (int r = tid; r < H; r += nth) {
+          T s0 = T(0), s1 = T(0), sb = T(0);
+          const T* pr = pb + r * L.ldc;
+          for (int qq = 0; qq < L.NP; ++qq) {
+            T pv[4];
+            load4(pr + 4 * qq, pv);
+            if (packed) {
+#pragma unroll
+              for (int s = 0; s < 4; ++s) {
+                s0 += pv[s] * xin[8 * qq + 2 * s];
+                s1 += pv[s] * xin[8 * qq + 2 * s + 1];
+                sb += pv[s];
+              }
+            } else {
+              s0 += pv[0] * xin[8 * qq] + pv[1] * net.scale[0];
+              s1 += pv[0] * xin[8 * qq + 1] + pv[2] * net.scale[1];
+              sb += pv[0];
+            }
+          }
+          const T o0 = prow[net.w_offset[0] + 2 * r], o1 = prow[net.w_offset[0] + 2 * r + 1],
+                  ob = prow[net.b_offset[0] + r];
+          prow[net.w_offset[0] + 2 * r] = o0 + s0;
+          prow[net.w_offset[0] + 2 * r + 1] = o1 + s1;
+          prow[net.b_offset[0] + r] = ob + sb;
+        }
+      }
+      __syncthreads();
+    }
+  }
+  if (!a.losses) return;
+  __shared__ double loss_scratch[32 * kPtMaxGroups * NT];
+  last_block_loss(a, loss_scratch);
+#endif
+}
+
 // 32 parameters a block: warp w sums partials of blocks w, w + 8, … for its lane's parameter,
 // then warp 0 adds the 8 sums in order, stores the gradient and applies Adam.
 template <class T>
@@ -1303,6 +1769,99 @@ void configure_pass_kernels(const DeviceLimits& limits) {
       CUDA_CHECK(cudaFuncSetAttribute(mlp_fast_kernel,
                                       cudaFuncAttributePreferredSharedMemoryCarveout, 100));
     }
+    return true;
+  }();
+  (void)configured;
+}
+
+// Variant 4 takes 2D networks of equal hidden widths ≤ kPtMaxWidth with one output, for
+// training passes; NT tile-warps (32 points each) per block.
+template <class T>
+bool point_pass_fits(const MlpNetView<T>& net) {
+  const int Lh = net.layers - 1;
+  if (net.dim != 2 || Lh < 1 || net.sizes[net.layers] != 1) return false;
+  for (int l = 1; l <= Lh; ++l)
+    if (net.sizes[l] != net.sizes[1]) return false;
+  return net.sizes[1] <= kPtMaxWidth;
+}
+
+template <class T>
+PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
+  PtLayout L;
+  const int H = net.sizes[1], Lh = net.layers - 1, kb = 4 / nt;
+  L.H = H;
+  L.G = (H + kPtRows - 1) / kPtRows;
+  L.NT = nt;
+  L.NP = 32 * nt;
+  L.threads = 32 * L.G * nt;
+  L.Rr = kPtRows * L.G;
+  L.Kq = round4(std::max(H, L.Rr));
+  L.kbn = (H + kb - 1) / kb;
+  L.rbn = (H + 4) / 5;
+  L.rows = round4(std::max({L.Rr, L.Kq, 5 * L.rbn, kb * L.kbn}));
+  L.ldc = 4 * L.NP + 16 / int(sizeof(T));  // an odd number of 16-byte units
+  int off = 0;
+  auto take = [&](int n) {
+    const int o = off;
+    off += round4(n);
+    return o;
+  };
+  L.off_w1 = take(2 * L.Rr);
+  L.off_bias = take(Lh * L.Rr);
+  L.off_wo = take(L.Kq + 1);
+  L.off_img = take((Lh - 1) * L.Rr * L.Kq);
+  L.off_buf0 = take(L.rows * L.ldc);
+  L.off_buf1 = take(L.rows * L.ldc);
+  L.off_seed = take(4 * L.NP);
+  L.off_xin = take(8 * L.NP);
+  L.total = off;
+  L.tiles_int = (n_int + L.NP - 1) / L.NP;
+  L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
+  return L;
+}
+
+template <class T>
+using PointKernel = void (*)(MlpNetView<T>, MlpPassArgs<T>, PtLayout);
+
+template <class T, int NT>
+PointKernel<T> point_kernel_nt(Activation act) {
+  switch (act) {
+    case Activation::kSin:
+      return mlp_point_kernel<T, NT, int(Activation::kSin)>;
+    case Activation::kSigmoid:
+      return mlp_point_kernel<T, NT, int(Activation::kSigmoid)>;
+    case Activation::kTanh:
+    default:
+      return mlp_point_kernel<T, NT, int(Activation::kTanh)>;
+  }
+}
+
+// Two tiles per block in float only (double's would need 128 registers a thread and spill).
+template <class T>
+constexpr int kPtMaxTiles = sizeof(T) == sizeof(double) ? 1 : 2;
+
+template <class T>
+PointKernel<T> point_kernel(int nt, Activation act) {
+  if constexpr (kPtMaxTiles<T> == 2)
+    if (nt == 2) return point_kernel_nt<T, 2>(act);
+  return point_kernel_nt<T, 1>(act);
+}
+
+std::size_t point_static_bytes(int nt) {  // loss scratch and flag of the last block
+  return std::size_t(32 * kPtMaxGroups * nt) * sizeof(double) + 64;
+}
+
+template <class T>
+void configure_point_kernels(const DeviceLimits& limits) {
+  static const bool configured = [&] {
+    for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt)
+      for (Activation act : {Activation::kTanh, Activation::kSin, Activation::kSigmoid}) {
+        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(nt, act),
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(limits.shared_optin - point_static_bytes(nt))));
+        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(nt, act),
+                                        cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+      }
     return true;
   }();
   (void)configured;
@@ -1450,6 +2009,46 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
       return t;
     }
   }
+  // Variant 4 (the point-stationary pass) for the training passes of the networks it takes,
+  // unless another variant is asked for; RBFPDE_MLP_POINT_TILES=1|2 sets its 32-point tiles
+  // per block (bench_gpu_mlp), else the one with the fewest rounds of resident blocks.
+  if (gradient && point_pass_fits(net) && (want == -1 || want == 4)) {
+    configure_point_kernels<T>(limits);
+    int forced_nt = 0;
+    if (const char* p = std::getenv("RBFPDE_MLP_POINT_TILES")) forced_nt = std::atoi(p);
+    int best_nt = 0, best_rounds = 0, best_resident = 0;
+    for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt) {
+      if (forced_nt >= 1 && forced_nt <= 2 && nt != forced_nt) continue;
+      const PtLayout L = point_layout(net, nt, n_int, n_bnd);
+      const std::size_t bytes = std::size_t(L.total) * sizeof(T);
+      if (bytes + point_static_bytes(nt) > limits.shared_optin) continue;
+      int per_sm = 0;
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, point_kernel<T>(nt, Activation(net.activation)),
+                                                               L.threads, bytes));
+      if (per_sm < 1) continue;
+      const int resident = per_sm * limits.sms;
+      // Rounds of the busiest SM, in units of 32-point tiles.
+      const int per_sm_tiles = (L.tiles_int + L.tiles_bnd + resident - 1) / resident * per_sm;
+      const int rounds = per_sm_tiles * nt;
+      if (best_nt == 0 || rounds < best_rounds) {
+        best_nt = nt;
+        best_rounds = rounds;
+        best_resident = resident;
+      }
+    }
+    if (best_nt != 0) {
+      const PtLayout L = point_layout(net, best_nt, n_int, n_bnd);
+      t.variant = 4;
+      t.points = L.NP;
+      t.tiles_interior = L.tiles_int;
+      t.tiles_boundary = L.tiles_bnd;
+      t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, best_resident));
+      t.shared_bytes = std::size_t(L.total) * sizeof(T);
+      t.scratch_elements =
+          std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * kPtRows * std::size_t(L.threads);
+      return t;
+    }
+  }
   int forced = 0;
   if (const char* p = std::getenv("RBFPDE_MLP_TILE_POINTS")) forced = std::atoi(p);
   const int threads = kPassVariants[t.variant].threads;
@@ -1504,6 +2103,13 @@ void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling
       return;
     }
     throw std::logic_error("the register-resident MLP pass is double only");
+  }
+  if (tiling.variant == 4) {
+    if (args.out_u) throw std::logic_error("the point-stationary MLP pass does not evaluate");
+    const PtLayout L = point_layout(net, tiling.points / 32, args.n_int, args.n_bnd);
+    point_kernel<T>(L.NT, Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(net, args, L);
+    CUDA_CHECK_LAUNCH("mlp_point_kernel");
+    return;
   }
   pass_kernel<T>(tiling.variant)<<<tiling.grid, kPassVariants[tiling.variant].threads,
                                    tiling.shared_bytes, stream>>>(
