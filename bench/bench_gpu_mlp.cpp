@@ -161,9 +161,12 @@ int main(int argc, char** argv) {
     bench<float>("float", problem, n, k);
     bench<double>("double", problem, n, k);
   }
-  // Variant 4 (the default for this network) with one and two 32-point tiles per block.
+  // Variant 4 (the default in float from a wave of tiles up) with one and two 32-point tiles
+  // per block (two: float only).
+  setenv("RBFPDE_MLP_VARIANT", "4", 1);
   for (const char* nt : {"1", "2"}) {
-    std::printf("\nvariant 4 with %s tile(s) of 32 points per block (RBFPDE_MLP_POINT_TILES)\n", nt);
+    std::printf("\nvariant 4 with %s tile(s) of 32 points per block (RBFPDE_MLP_VARIANT=4, "
+                "RBFPDE_MLP_POINT_TILES=%s)\n", nt, nt);
     setenv("RBFPDE_MLP_POINT_TILES", nt, 1);
     for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
       bench<float>("float", problem, n, k);

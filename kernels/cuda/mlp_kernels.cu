@@ -1,5 +1,11 @@
 // The CUDA MLP's kernels (DESIGN.md §3): one fused pass per loss+gradient, one reduction + Adam.
 //
+// mlp_point_kernel (variant 4; 2D, equal hidden widths ≤ 64, one output; training and residual
+// passes): a thread keeps one point's four streams for 10 features of every hidden layer in
+// registers (see its section). The default in float once the batch fills a wave of resident
+// blocks (16384 + 1024 on an H100: 1.8× variant 1); in double, and for small batches, the tiled
+// kernels below are faster (bench/RESULTS.md), so there it is opt-in (RBFPDE_MLP_VARIANT=4).
+//
 // mlp_fast_kernel (variant 3, opt-in with RBFPDE_MLP_VARIANT=3; double, 2D, equal hidden widths
 // ≤ 56): the training pass with the streams in registers and the weight gradient staged per
 // block; exact (tests/gpu), but slower than variant 2 so far (bench/RESULTS.md). See its section.
@@ -591,7 +597,25 @@ MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Act
   }
 }
 
-// Σ v² over n values in double, fixed order (strided per thread, then a tree); every thread
+// Σ v over the block in double, fixed order (a tree over a power of two after folding the
+// rest onto it); every thread calls it; scratch holds blockDim.x doubles.
+__device__ double block_sum(double v, double* scratch) {
+  scratch[threadIdx.x] = v;
+  __syncthreads();
+  int pow2 = 1;
+  while (2 * pow2 <= int(blockDim.x)) pow2 *= 2;
+  if (int(threadIdx.x) < int(blockDim.x) - pow2) scratch[threadIdx.x] += scratch[threadIdx.x + pow2];
+  __syncthreads();
+  for (int w = pow2 / 2; w > 0; w /= 2) {
+    if (int(threadIdx.x) < w) scratch[threadIdx.x] += scratch[threadIdx.x + w];
+    __syncthreads();
+  }
+  const double r = scratch[0];
+  __syncthreads();
+  return r;
+}
+
+// Σ v² over n values in double, fixed order (strided per thread, then block_sum); every thread
 // of the block must call it. The loads bypass L1: other blocks wrote v.
 template <class T>
 __device__ double block_sum_squares(const T* v, int n, double* scratch) {
@@ -600,25 +624,15 @@ __device__ double block_sum_squares(const T* v, int n, double* scratch) {
     const double x = double(__ldcg(v + k));
     s += x * x;
   }
-  scratch[threadIdx.x] = s;
-  __syncthreads();
-  int pow2 = 1;  // fold a block size that is not a power of two onto the largest power below it
-  while (2 * pow2 <= int(blockDim.x)) pow2 *= 2;
-  if (int(threadIdx.x) < int(blockDim.x) - pow2) scratch[threadIdx.x] += scratch[threadIdx.x + pow2];
-  __syncthreads();
-  for (int w = pow2 / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) scratch[threadIdx.x] += scratch[threadIdx.x + w];
-    __syncthreads();
-  }
-  const double r = scratch[0];
-  __syncthreads();
-  return r;
+  return block_sum(s, scratch);
 }
 
 // The last block of a pass to finish (an integer ticket) sums the residuals every block wrote,
 // in a fixed order, into losses[3·step…], and sets the early-stop flag. Every thread calls it.
+// block_sums (variant 4): instead of the residuals, each block's {Σe², Σb²} (2 doubles a block).
 template <class T>
-__device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch) {
+__device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
+                                const double* block_sums = nullptr) {
   __shared__ bool last;
   __threadfence();
   __syncthreads();
@@ -626,8 +640,19 @@ __device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch) {
   __syncthreads();
   if (!last) return;
   __threadfence();
-  const double se = block_sum_squares(a.e, a.n_int, scratch);
-  const double sb = block_sum_squares(a.b, a.n_bnd, scratch);
+  double se = 0, sb = 0;
+  if (block_sums) {
+    double pe = 0, pb = 0;
+    for (int k = threadIdx.x; k < int(gridDim.x); k += blockDim.x) {
+      pe += __ldcg(block_sums + 2 * k);
+      pb += __ldcg(block_sums + 2 * k + 1);
+    }
+    se = block_sum(pe, scratch);
+    sb = block_sum(pb, scratch);
+  } else {
+    se = block_sum_squares(a.e, a.n_int, scratch);
+    sb = block_sum_squares(a.b, a.n_bnd, scratch);
+  }
   if (threadIdx.x == 0) {
     const double nn = double(max(a.n_int, 1)), kk = double(max(a.n_bnd, 1));
     const double loss = 0.5 * se / nn + 0.5 * a.penalty * sb / kk;
@@ -1198,6 +1223,9 @@ __global__ void __launch_bounds__(kFastThreads, 1)
 // benchmark cost 8 tiles instead of 32.
 constexpr int kPtRows = 10;
 constexpr int kPtMaxGroups = 7;  // hidden width ≤ 64 (features padded to 10 per thread)
+// Two tiles per block take at most 5 feature groups (width ≤ 50): 320 threads, whose launch
+// bound leaves 204 registers a thread (448 would cap them at 128).
+constexpr int pt_max_groups(int nt) { return nt == 2 ? 5 : kPtMaxGroups; }
 constexpr int kPtMaxWidth = 64;
 
 // Offsets (in T) of the block's shared memory, computed once on the host.
@@ -1346,6 +1374,10 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
     for (int i = 0; i < 5; ++i)
 #pragma unroll
       for (int j = 0; j < KB; ++j) acc[i][j] = T(0);
+    // The micro-tiles of column block kb = 0 also own the bias rows: Σ over the value columns.
+    T sb[5] = {T(0), T(0), T(0), T(0), T(0)};
+    const bool bias_owner = kb == 0;
+
     const T* pa = pbar + 5 * rb * L.ldc;
     const T* px = x + kb * L.ldc;
 #pragma unroll 2
@@ -1361,16 +1393,24 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
         for (int j = 0; j < KB; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) acc[i][j] += av[i][e] * xv[j][e];
-    }
-    // All loads of the row before any store: the read-modify-writes overlap.
-    T old[5][KB];
+      if (bias_owner) {
 #pragma unroll
-    for (int i = 0; i < 5; ++i)
+        for (int i = 0; i < 5; ++i)
+          sb[i] += packed ? (av[i][0] + av[i][1]) + (av[i][2] + av[i][3]) : av[i][0];
+      }
+    }
+    // All loads of the partials before any store: the read-modify-writes overlap. (Loaded
+    // before the column loop instead, they cost two blocks per SM their registers.)
+    T old[5][KB], old_b[5];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) {
 #pragma unroll
       for (int j = 0; j < KB; ++j) {
         const int r = 5 * rb + i, k = kb + j * L.kbn;
         old[i][j] = r < H && k < H ? prow[w_off + r * H + k] : T(0);
       }
+      old_b[i] = bias_owner && 5 * rb + i < H ? prow[b_off + 5 * rb + i] : T(0);
+    }
 #pragma unroll
     for (int i = 0; i < 5; ++i)
 #pragma unroll
@@ -1378,23 +1418,20 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
         const int r = 5 * rb + i, k = kb + j * L.kbn;
         if (r < H && k < H) prow[w_off + r * H + k] = old[i][j] + acc[i][j];
       }
-  }
-  for (int r = int(threadIdx.x); r < H; r += int(blockDim.x)) {
-    T s = T(0);
-    const T* pr = pbar + r * L.ldc;
-    if (packed)
-      for (int c = 0; c < ncol; ++c) s += pr[c];
-    else
-      for (int q = 0; q < L.NP; ++q) s += pr[4 * q];
-    prow[b_off + r] += s;
+#pragma unroll
+    for (int i = 0; i < 5; ++i)
+      if (bias_owner && 5 * rb + i < H) prow[b_off + 5 * rb + i] = old_b[i] + sb[i];
   }
 }
+
 #endif
 
 // One instantiation per activation (A: rbfpde::Activation): the others' code (sin's argument
 // reduction above all) would otherwise sit in every row's inlined activation.
+// Registers: at most 168 a thread in float (two blocks of 160 threads per SM; left free, the
+// compiler takes 255 and one block fits), the launch bound's share otherwise.
 template <class T, int NT, int A>
-__global__ void __launch_bounds__(32 * kPtMaxGroups * NT, 1)
+__global__ void __maxnreg__(sizeof(T) == sizeof(float) ? 168 : 65536 / (32 * pt_max_groups(NT) * NT) / 8 * 8)
     mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
 #if defined(__CUDA_ARCH__)
   if (a.halt && a.halt[0] < a.step) return;
@@ -1414,14 +1451,17 @@ __global__ void __launch_bounds__(32 * kPtMaxGroups * NT, 1)
 
   for (int k = tid; k < L.total; k += nth) sm[k] = T(0);
   __syncthreads();
-  for (int k = tid; k < 2 * H; k += nth) w1[k] = a.theta[net.w_offset[0] + k];
+  // θ through the read-only path (__ldg): the loads need not wait for the stores before them.
+  const T* const th = a.theta;
+  for (int k = tid; k < 2 * H; k += nth) w1[k] = __ldg(th + net.w_offset[0] + k);
   for (int h = 1; h <= Lh; ++h)
-    for (int k = tid; k < H; k += nth) bias[(h - 1) * L.Rr + k] = a.theta[net.b_offset[h - 1] + k];
-  for (int k = tid; k < H; k += nth) wo[k] = a.theta[net.w_offset[Lh] + k];
-  if (tid == 0) wo[L.Kq] = a.theta[net.b_offset[Lh]];
+    for (int k = tid; k < H; k += nth) bias[(h - 1) * L.Rr + k] = __ldg(th + net.b_offset[h - 1] + k);
+  for (int k = tid; k < H; k += nth) wo[k] = __ldg(th + net.w_offset[Lh] + k);
+  if (tid == 0) wo[L.Kq] = __ldg(th + net.b_offset[Lh]);
   for (int l = 1; l < Lh; ++l)
+#pragma unroll 4
     for (int k = tid; k < H * H; k += nth)
-      img[(l - 1) * L.Rr * L.Kq + (k / H) * L.Kq + k % H] = a.theta[net.w_offset[l] + k];
+      img[(l - 1) * L.Rr * L.Kq + (k / H) * L.Kq + k % H] = __ldg(th + net.w_offset[l] + k);
   const bool train = a.partials != nullptr;  // else residuals and the loss only
   T* const prow = train ? a.partials + std::size_t(blockIdx.x) * np : nullptr;
   if (train)
@@ -1430,6 +1470,7 @@ __global__ void __launch_bounds__(32 * kPtMaxGroups * NT, 1)
   __syncthreads();
 
   const int tiles = L.tiles_int + L.tiles_bnd;
+  double sum_e = 0, sum_b = 0;  // this thread's Σe², Σb² (the loss: block sums, then the grid's)
   for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
     const bool packed = tile >= L.tiles_int;  // boundary: four points per lane
     const int start = packed ? (tile - L.tiles_int) * 4 * L.NP : tile * L.NP;
@@ -1481,7 +1522,7 @@ __global__ void __launch_bounds__(32 * kPtMaxGroups * NT, 1)
           z[i][3] = packed ? bl[i] : T(0);
         }
         const T* xc = in + 4 * q;
-#pragma unroll 1
+#pragma unroll 2
         for (int k = 0; k < L.Kq; k += 4) {
           T xv[4][4];
 #pragma unroll
@@ -1525,6 +1566,7 @@ __global__ void __launch_bounds__(32 * kPtMaxGroups * NT, 1)
             const T b = acc[s] + wo[L.Kq] - a.p[p];
             a.b[p] = b;
             sd[s] = b * a.lam_k;
+            sum_b += double(b) * double(b);
           }
         }
       } else if (start + q < n) {
@@ -1532,6 +1574,7 @@ __global__ void __launch_bounds__(32 * kPtMaxGroups * NT, 1)
         const T e = acc[3] - a.f[p];
         a.e[p] = e;
         sd[3] = e * a.inv_n;
+        sum_e += double(e) * double(e);
       }
       store4(seeds + 4 * q, sd);
     }
@@ -1634,8 +1677,16 @@ __global__ void __launch_bounds__(32 * kPtMaxGroups * NT, 1)
     }
   }
   if (!a.losses) return;
-  __shared__ double loss_scratch[32 * kPtMaxGroups * NT];
-  last_block_loss(a, loss_scratch);
+  __shared__ double loss_scratch[32 * pt_max_groups(NT) * NT];
+  double* const block_sums = reinterpret_cast<double*>(
+      a.scratch + std::size_t(gridDim.x) * Lh * 4 * R * nth);  // after every block's Z scratch
+  sum_e = block_sum(sum_e, loss_scratch);
+  sum_b = block_sum(sum_b, loss_scratch);
+  if (tid == 0) {
+    block_sums[2 * blockIdx.x] = sum_e;
+    block_sums[2 * blockIdx.x + 1] = sum_b;
+  }
+  last_block_loss(a, loss_scratch, block_sums);
 #endif
 }
 
@@ -1848,7 +1899,7 @@ PointKernel<T> point_kernel(int nt, Activation act) {
 }
 
 std::size_t point_static_bytes(int nt) {  // loss scratch and flag of the last block
-  return std::size_t(32 * kPtMaxGroups * nt) * sizeof(double) + 64;
+  return std::size_t(32 * pt_max_groups(nt) * nt) * sizeof(double) + 64;
 }
 
 template <class T>
@@ -2009,10 +2060,12 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
       return t;
     }
   }
-  // Variant 4 (the point-stationary pass) for the training passes of the networks it takes,
-  // unless another variant is asked for; RBFPDE_MLP_POINT_TILES=1|2 sets its 32-point tiles
-  // per block (bench_gpu_mlp), else the one with the fewest rounds of resident blocks.
-  if (gradient && point_pass_fits(net) && (want == -1 || want == 4)) {
+  // Variant 4 (the point-stationary pass) for the training passes of the networks it takes:
+  // when asked for (RBFPDE_MLP_VARIANT=4), and by default in float when its tiles fill at least
+  // one wave of resident blocks (bench/RESULTS.md: below that, and in double, the tiled kernels
+  // are faster). RBFPDE_MLP_POINT_TILES=1|2 sets its 32-point tiles per block (bench_gpu_mlp),
+  // else the one with the fewest rounds of resident blocks.
+  if (gradient && point_pass_fits(net) && (want == 4 || (want == -1 && sizeof(T) == sizeof(float)))) {
     configure_point_kernels<T>(limits);
     int forced_nt = 0;
     if (const char* p = std::getenv("RBFPDE_MLP_POINT_TILES")) forced_nt = std::atoi(p);
@@ -2020,6 +2073,7 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
     for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt) {
       if (forced_nt >= 1 && forced_nt <= 2 && nt != forced_nt) continue;
       const PtLayout L = point_layout(net, nt, n_int, n_bnd);
+      if (L.G > pt_max_groups(nt)) continue;
       const std::size_t bytes = std::size_t(L.total) * sizeof(T);
       if (bytes + point_static_bytes(nt) > limits.shared_optin) continue;
       int per_sm = 0;
@@ -2036,16 +2090,19 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
         best_resident = resident;
       }
     }
-    if (best_nt != 0) {
-      const PtLayout L = point_layout(net, best_nt, n_int, n_bnd);
+    const PtLayout best = point_layout(net, std::max(best_nt, 1), n_int, n_bnd);
+    if (best_nt != 0 && (want == 4 || best.tiles_int + best.tiles_bnd >= best_resident)) {
+      const PtLayout& L = best;
       t.variant = 4;
       t.points = L.NP;
       t.tiles_interior = L.tiles_int;
       t.tiles_boundary = L.tiles_bnd;
       t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, best_resident));
       t.shared_bytes = std::size_t(L.total) * sizeof(T);
+      // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
       t.scratch_elements =
-          std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * kPtRows * std::size_t(L.threads);
+          std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * kPtRows * std::size_t(L.threads) +
+          std::size_t(t.grid) * 2 * sizeof(double) / sizeof(T);
       return t;
     }
   }

@@ -454,7 +454,7 @@ struct PointCase {
 template <class T>
 void check_point_pass(const std::vector<PointCase>& cases) {
   const double tol = sizeof(T) == sizeof(double) ? 1e-12 : 1e-5;
-  ScopedVariant none(nullptr);
+  ScopedVariant forced("4");
   for (const char* tiles : {"1", "2"}) {
     ScopedEnv nt("RBFPDE_MLP_POINT_TILES", tiles);
     for (const PointCase& k : cases) {
@@ -466,8 +466,9 @@ void check_point_pass(const std::vector<PointCase>& cases) {
       shape.activation = k.act;
       const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(shape, 7.0));
       const gpu::MlpTiling plan = gpu::plan_mlp_tiling(net, k.n_int, k.n_bnd, true);
-      if (plan.variant != 4) {  // only double's two tiles of wide rows exceed shared memory
-        EXPECT_TRUE(sizeof(T) == sizeof(double) && std::string(tiles) == "2");
+      if (plan.variant != 4) {  // two tiles a block: float only, at most 5 feature groups
+        EXPECT_TRUE(std::string(tiles) == "2" &&
+                    (sizeof(T) == sizeof(double) || k.hidden[0] > 50));
         continue;
       }
       EXPECT_EQ(plan.points, 32 * std::atoi(tiles));
@@ -527,10 +528,18 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
   EXPECT_NE(gpu::plan_mlp_tiling(gpu::make_mlp_net_view<T>(mlp_options(wide, 7.0)), 201, 53, true)
                 .variant,
             4);
+  // By default: float batches of at least a wave of tiles; not double, small batches, or
+  // passes without the gradient.
   MlpShape bench;
   const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(bench, 7.0));
-  EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant, 4);
+  EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant,
+            sizeof(T) == sizeof(float) ? 4 : 2);
+  EXPECT_NE(gpu::plan_mlp_tiling(net, 1200, 120, true).variant, 4);
   EXPECT_NE(gpu::plan_mlp_tiling(net, 16384, 1024, false).variant, 4);
+  {
+    ScopedVariant forced("4");
+    EXPECT_EQ(gpu::plan_mlp_tiling(net, 1200, 120, true).variant, 4);
+  }
   for (const char* v : {"0", "1", "2"}) {
     ScopedVariant forced(v);
     EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant, std::atoi(v));
