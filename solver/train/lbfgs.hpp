@@ -85,6 +85,7 @@ class Lbfgs {
   LbfgsState st_;
   // Scratch for trial points, kept to avoid reallocating 10⁴-long vectors every evaluation.
   std::vector<double> trial_x_, trial_g_;
+  std::vector<double> pair_s_, pair_y_;  // the next (s, y) pair, formed before it is kept
 };
 
 struct LbfgsResult {
