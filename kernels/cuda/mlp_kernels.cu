@@ -8,7 +8,8 @@
 //
 // mlp_fast_kernel (variant 3, opt-in with RBFPDE_MLP_VARIANT=3; double, 2D, equal hidden widths
 // ≤ 56): the training pass with the streams in registers and the weight gradient staged per
-// block; exact (tests/gpu), but slower than variant 2 so far (bench/RESULTS.md). See its section.
+// block; exact (tests/gpu); as fast as variant 2 at 16384 + 1024 points, slower at 1200 + 120
+// (bench/RESULTS.md). See its section.
 //
 // mlp_pass_kernel: persistent blocks; the three GEMMs of a tile run on tensor cores (variant 2,
 // the default in double: mma.sync DMMA; 3xTF32 in float) or on the FMA units (variant 1, the
@@ -1022,6 +1023,8 @@ __device__ void fast_weight_gradient(double* partials_row, int w_off, int b_off,
 }
 #endif
 
+// One instantiation per activation (A: rbfpde::Activation), as mlp_point_kernel.
+template <int A>
 __global__ void __launch_bounds__(kFastThreads, 1)
     mlp_fast_kernel(const MlpNetView<double> net, const MlpPassArgs<double> a, double* scratch) {
 #if defined(__CUDA_ARCH__)
@@ -1029,7 +1032,7 @@ __global__ void __launch_bounds__(kFastThreads, 1)
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   double* const sm = reinterpret_cast<double*>(mlp_smem);
   const int Lh = net.layers - 1, H = net.sizes[1], np = net.n_params;
-  const Activation act = Activation(net.activation);
+  constexpr Activation act = Activation(A);
   const bool train = a.partials != nullptr;
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5, g = lane >> 2, t = lane & 3;
 
@@ -1803,6 +1806,20 @@ std::size_t pass_static_bytes(int variant) {  // scratch and flag of the last bl
   return std::size_t(kPassVariants[variant].threads) * sizeof(double) + 64;
 }
 
+using FastKernel = void (*)(MlpNetView<double>, MlpPassArgs<double>, double*);
+
+FastKernel fast_kernel(Activation act) {
+  switch (act) {
+    case Activation::kSin:
+      return mlp_fast_kernel<int(Activation::kSin)>;
+    case Activation::kSigmoid:
+      return mlp_fast_kernel<int(Activation::kSigmoid)>;
+    case Activation::kTanh:
+    default:
+      return mlp_fast_kernel<int(Activation::kTanh)>;
+  }
+}
+
 // Once per precision, outside any graph capture (plan_mlp_tiling runs before every launch).
 template <class T>
 void configure_pass_kernels(const DeviceLimits& limits) {
@@ -1815,10 +1832,13 @@ void configure_pass_kernels(const DeviceLimits& limits) {
                                       cudaFuncAttributePreferredSharedMemoryCarveout, 100));
     }
     if constexpr (std::is_same_v<T, double>) {
-      CUDA_CHECK(cudaFuncSetAttribute(mlp_fast_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(limits.shared_optin - 4096)));
-      CUDA_CHECK(cudaFuncSetAttribute(mlp_fast_kernel,
-                                      cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+      for (Activation act : {Activation::kTanh, Activation::kSin, Activation::kSigmoid}) {
+        CUDA_CHECK(cudaFuncSetAttribute(fast_kernel(act),
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(limits.shared_optin - 4096)));
+        CUDA_CHECK(cudaFuncSetAttribute(fast_kernel(act),
+                                        cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+      }
     }
     return true;
   }();
@@ -2154,8 +2174,8 @@ void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling
   if (tiling.variant == 3) {
     if constexpr (std::is_same_v<T, double>) {
       if (args.out_u) throw std::logic_error("the register-resident MLP pass does not evaluate");
-      mlp_fast_kernel<<<tiling.grid, kFastThreads, tiling.shared_bytes, stream>>>(net, args,
-                                                                                 args.scratch);
+      fast_kernel(Activation(net.activation))<<<tiling.grid, kFastThreads, tiling.shared_bytes,
+                                                stream>>>(net, args, args.scratch);
       CUDA_CHECK_LAUNCH("mlp_fast_kernel");
       return;
     }
