@@ -880,12 +880,10 @@ __host__ inline std::size_t fast_shared_bytes(int hidden) {
 }
 
 #if defined(__CUDA_ARCH__)
+// The DMMA of variant 2's fragments (mma_frag), operands as scalars.
 __device__ __forceinline__ void fast_mma(double (&c)[4], double a0, double a1, double b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-      "{%0,%1,%2,%3};\n"
-      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-      : "d"(a0), "d"(a1), "d"(b));
+  const double fa[2] = {a0, a1}, fb[1] = {b};
+  mma_frag(c, fa, fb);
 }
 
 // Streams of (mt, nt, i): value (0, nt, e), ∂x (0, nt, 2 + e), ∂y (1, nt, e), Δ (1, nt, 2 + e).

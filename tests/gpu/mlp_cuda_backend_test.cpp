@@ -334,26 +334,34 @@ TEST(CudaMlpBackend, SeedProblemReachesTheCpuBound) {
 namespace rbfpde {
 namespace {
 
-// RBFPDE_MLP_VARIANT set (null: unset) for one scope, the previous value restored after.
-class ScopedVariant {
+// An environment variable set (null: unset) for one scope, the previous value restored after.
+class ScopedEnv {
  public:
-  explicit ScopedVariant(const char* v) {
-    if (const char* old = std::getenv("RBFPDE_MLP_VARIANT")) old_ = old, had_ = true;
+  ScopedEnv(const char* name, const char* v) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
     if (v)
-      setenv("RBFPDE_MLP_VARIANT", v, 1);
+      setenv(name, v, 1);
     else
-      unsetenv("RBFPDE_MLP_VARIANT");
+      unsetenv(name);
   }
-  ~ScopedVariant() {
+  ~ScopedEnv() {
     if (had_)
-      setenv("RBFPDE_MLP_VARIANT", old_.c_str(), 1);
+      setenv(name_.c_str(), old_.c_str(), 1);
     else
-      unsetenv("RBFPDE_MLP_VARIANT");
+      unsetenv(name_.c_str());
   }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
-  std::string old_;
+  std::string name_, old_;
   bool had_ = false;
+};
+
+// The pass kernel's variant forced (RBFPDE_MLP_VARIANT; null: the planner's choice).
+class ScopedVariant : public ScopedEnv {
+ public:
+  explicit ScopedVariant(const char* v) : ScopedEnv("RBFPDE_MLP_VARIANT", v) {}
 };
 
 // The register-resident pass (kernel variant 3, opt-in: double, 2D, equal hidden widths ≤ 56):
@@ -415,35 +423,6 @@ TEST(CudaMlpRegisterPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
   EXPECT_NE(gpu::plan_mlp_tiling(net3, 201, 53, true).variant, 3);
 }
 
-// An environment variable set (null: unset) for one scope, the previous value restored after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* v) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (v)
-      setenv(name, v, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
-
-// The point-stationary pass (kernel variant 4, the default for training passes of 2D networks
-// with equal hidden widths ≤ 64): loss, gradient and residuals against the CPU backend for every
-// activation; widths that fill the 10 features per thread (50, 20), leave some idle (13, 41, 64,
-// 7: one to seven feature groups); one to five hidden layers; batches with partial interior
-// tiles and partial packed boundary tiles (four points per lane), a batch with fewer boundary
-// points than one lane's four, more tiles than blocks; one and two 32-point tiles per block;
-// the same bits from two runs. Other networks and forced variants keep the tiled kernels.
 struct PointCase {
   std::vector<int> hidden;
   const char* act;
