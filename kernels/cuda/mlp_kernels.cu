@@ -1217,11 +1217,12 @@ __global__ void __launch_bounds__(kFastThreads, 1)
 // what it wrote). Backward per hidden layer h, top down: P̄ = the activation adjoint of X̄
 // (registers) into buffer A, X_{h−1} recomputed from its pre-activations into buffer X (the
 // same ownership: features 10g … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
-// 5 × KB micro-tiles (a lane's X rows consecutive, conflict-free) added straight into the
+// 5 × KB micro-tiles (consecutive lanes on consecutive X rows) added straight into the
 // block's partials row (one owner per entry, fixed order: same inputs, same bits), and
 // X̄_{h−1} = W_hᵀ P̄ into registers. Boundary tiles carry four points per lane, one in each
 // stream slot (a boundary point needs only the value stream), so the 1024 boundary points of the
-// benchmark cost 8 tiles instead of 32.
+// benchmark cost 8 tiles instead of 32. Each block sums its threads' Σe², Σb² and the last block
+// adds the blocks' sums (fixed order). bench/RESULTS.md has the measurements and what was tried.
 constexpr int kPtRows = 10;
 constexpr int kPtMaxGroups = 7;  // hidden width ≤ 64 (features padded to 10 per thread)
 // Two tiles per block take at most 5 feature groups (width ≤ 50): 320 threads, whose launch
@@ -1233,7 +1234,7 @@ constexpr int kPtMaxWidth = 64;
 struct PtLayout {
   int H = 0, G = 0, NT = 0, NP = 0, threads = 0;
   int Rr = 0;    // rows of a weight image and of the biases: 10·G
-  int Kq = 0;    // columns of a weight image: H rounded up to 4
+  int Kq = 0;    // columns of a weight image: max(H, Rr) rounded up to 4 (zero-padded)
   int rows = 0;  // rows of a stream buffer
   int ldc = 0;   // row stride of a stream buffer: 4·NP padded to an odd number of 16-byte units
   int kbn = 0;   // weight-gradient micro-tiles along k (KB rows each, strided by kbn)
