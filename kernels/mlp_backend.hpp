@@ -96,12 +96,15 @@ class MlpBackend {
   // The residuals of the last residuals()/loss_and_gradient() call, copied to the host.
   virtual void residual_vectors(std::vector<T>& e, std::vector<T>& b) const = 0;
   // u and Δu of the network at n points (row-major, n × dim, double on the host).
-  virtual void evaluate(const std::vector<double>& points, std::vector<double>& u,
-                        std::vector<double>& laplacian) = 0;
+  void evaluate(const std::vector<double>& points, std::vector<double>& u,
+                std::vector<double>& laplacian) {
+    evaluate_streams(points, &u, nullptr, &laplacian);
+  }
   // ∇u at n points (n × dim, row-major): the first-derivative stream's output, for tests now
   // and Neumann conditions later.
-  virtual void evaluate_gradient(const std::vector<double>& points,
-                                 std::vector<double>& gradient) = 0;
+  void evaluate_gradient(const std::vector<double>& points, std::vector<double>& gradient) {
+    evaluate_streams(points, nullptr, &gradient, nullptr);
+  }
 
   // How many Adam steps the trainer should hand to train_steps() between host checks: 1 keeps
   // the step-by-step loop (CPU); the CUDA backend runs a chunk as one CUDA graph, one sync.
@@ -124,6 +127,12 @@ class MlpBackend {
       if (l.loss < stop_below) return;
     }
   }
+
+ protected:
+  // The forward passes behind evaluate() and evaluate_gradient(): fills whichever of u, ∇u, Δu
+  // are non-null.
+  virtual void evaluate_streams(const std::vector<double>& points, std::vector<double>* u,
+                                std::vector<double>* gradient, std::vector<double>* laplacian) = 0;
 };
 
 template <class T>

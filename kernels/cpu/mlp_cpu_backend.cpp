@@ -182,15 +182,6 @@ class CpuMlpBackend final : public MlpBackend<T> {
     b.assign(b_.data(), b_.data() + b_.size());
   }
 
-  void evaluate(const std::vector<double>& points, std::vector<double>& u,
-                std::vector<double>& laplacian) override {
-    evaluate_streams(points, &u, nullptr, &laplacian);
-  }
-
-  void evaluate_gradient(const std::vector<double>& points,
-                         std::vector<double>& gradient) override {
-    evaluate_streams(points, nullptr, &gradient, nullptr);
-  }
 
  private:
   int layers() const { return int(sizes_.size()) - 1; }  // weight layers, output included
@@ -205,7 +196,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
 
   // Forward passes over `points` in blocks; fills whichever outputs are asked for.
   void evaluate_streams(const std::vector<double>& points, std::vector<double>* u,
-                        std::vector<double>* gradient, std::vector<double>* laplacian) const {
+                        std::vector<double>* gradient, std::vector<double>* laplacian) override {
     const int d = dim_;
     const Eigen::Index n = Eigen::Index(points.size()) / d;
     if (u) u->resize(n);

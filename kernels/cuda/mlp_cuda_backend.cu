@@ -174,15 +174,6 @@ class CudaMlpBackend final : public MlpBackend<T> {
     b = download(b_);
   }
 
-  void evaluate(const std::vector<double>& points, std::vector<double>& u,
-                std::vector<double>& laplacian) override {
-    evaluate_streams(points, &u, nullptr, &laplacian);
-  }
-
-  void evaluate_gradient(const std::vector<double>& points,
-                         std::vector<double>& gradient) override {
-    evaluate_streams(points, nullptr, &gradient, nullptr);
-  }
 
   int steps_per_sync() const override { return kMaxGraphSteps; }
 
@@ -341,7 +332,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   }
 
   void evaluate_streams(const std::vector<double>& points, std::vector<double>* u,
-                        std::vector<double>* gradient, std::vector<double>* laplacian) {
+                        std::vector<double>* gradient, std::vector<double>* laplacian) override {
     const int d = net_.dim;
     const int n = int(points.size()) / d;
     upload(points, eval_x_);
