@@ -89,6 +89,14 @@ class MlpBackend {
   virtual LossParts loss_and_gradient() = 0;
   // The gradient of the last loss_and_gradient() call, copied to the host.
   virtual void gradient(std::vector<T>& g) const = 0;
+  // set_parameters(flat), loss_and_gradient() and gradient(g) in one call (an L-BFGS objective
+  // evaluation); the CUDA backend synchronises once instead of three times.
+  virtual LossParts loss_and_gradient_at(const std::vector<T>& flat, std::vector<T>& g) {
+    set_parameters(flat);
+    const LossParts l = loss_and_gradient();
+    gradient(g);
+    return l;
+  }
   // One fused Adam update of every parameter from the last gradient; t ≥ 1 is the step number
   // (for the bias corrections 1 − β^t).
   virtual void adam_step(T learning_rate, T beta1, T beta2, T epsilon, long t) = 0;

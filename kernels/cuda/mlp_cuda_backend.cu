@@ -3,6 +3,7 @@
 // kernels (the fused pass, then the fixed-order reduction with Adam); train_steps() captures a
 // chunk of K steps as one CUDA graph (the per-step learning rates and bias corrections in a small
 // device array, the early stop in a device flag), so that the host syncs once per chunk.
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
@@ -37,6 +39,10 @@ class PinnedBuffer {
   }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    return *this;
+  }
   T* data() { return ptr_; }
   T& operator[](std::size_t i) { return ptr_[i]; }
 
@@ -58,6 +64,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
         losses_host_(3 * kMaxGraphSteps),
         halt_host_(2) {
     net_ = gpu::make_mlp_net_view<T>(options);
+    grad_host_ = PinnedBuffer<T>(std::size_t(net_.n_params));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     const std::size_t np = std::size_t(net_.n_params);
     theta_.resize(np);
@@ -90,13 +97,31 @@ class CudaMlpBackend final : public MlpBackend<T> {
   }
 
   void set_parameters(const std::vector<T>& flat) override {
-    if (flat.size() != theta_.size())
-      throw std::invalid_argument("expected " + std::to_string(theta_.size()) +
-                                  " MLP parameters, got " + std::to_string(flat.size()));
-    CUDA_CHECK(cudaMemcpyAsync(theta_.data(), flat.data(), theta_.bytes(), cudaMemcpyHostToDevice,
-                               stream_));
-    zero_optimiser();
+    upload_parameters(flat);
     CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Upload, pass, reduction and both read-backs (into pinned memory) queued on the stream, then
+  // one synchronisation.
+  LossParts loss_and_gradient_at(const std::vector<T>& flat, std::vector<T>& g) override {
+    upload_parameters(flat);
+    g.resize(theta_.size());
+    if (n_int_ + n_bnd_ == 0) {
+      CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      std::fill(g.begin(), g.end(), T(0));
+      return LossParts{};
+    }
+    gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, 0, nullptr, 0));
+    gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
+                           gpu::MlpAdamArgs<T>{}, nullptr, 0);
+    CUDA_CHECK(cudaMemcpyAsync(losses_host_.data(), losses_.data(), 3 * sizeof(double),
+                               cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(grad_host_.data(), grad_.data(), grad_.bytes(),
+                               cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::copy(grad_host_.data(), grad_host_.data() + g.size(), g.begin());
+    return LossParts{losses_host_[0], losses_host_[1], losses_host_[2]};
   }
 
   std::vector<T> parameters() const override { return download(theta_); }
@@ -219,6 +244,17 @@ class CudaMlpBackend final : public MlpBackend<T> {
     T beta1 = 0, beta2 = 0, epsilon = 0;
     double stop_below = 0;
   };
+
+  // θ from the host (pageable: the copy is staged before the call returns) and the Adam moments
+  // zeroed, queued on the stream.
+  void upload_parameters(const std::vector<T>& flat) {
+    if (flat.size() != theta_.size())
+      throw std::invalid_argument("expected " + std::to_string(theta_.size()) +
+                                  " MLP parameters, got " + std::to_string(flat.size()));
+    CUDA_CHECK(cudaMemcpyAsync(theta_.data(), flat.data(), theta_.bytes(), cudaMemcpyHostToDevice,
+                               stream_));
+    zero_optimiser();
+  }
 
   void zero_optimiser() {
     CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
@@ -372,6 +408,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   DeviceBuffer<T> eval_x_, eval_u_, eval_grad_, eval_lap_;
   PinnedBuffer<T> consts_host_;
   PinnedBuffer<double> losses_host_;
+  PinnedBuffer<T> grad_host_;  // loss_and_gradient_at's read-back
   PinnedBuffer<int> halt_host_;
   int n_int_ = 0, n_bnd_ = 0;
   gpu::MlpTiling tiling_;

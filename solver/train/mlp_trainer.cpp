@@ -209,9 +209,7 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock:
   std::vector<T> theta, grad;
   const LbfgsObjective objective = [&](const std::vector<double>& x, std::vector<double>& g) {
     theta.assign(x.begin(), x.end());
-    backend_.set_parameters(theta);
-    at_x = backend_.loss_and_gradient();
-    backend_.gradient(grad);
+    at_x = backend_.loss_and_gradient_at(theta, grad);
     g.assign(grad.begin(), grad.end());
     return at_x.loss;
   };

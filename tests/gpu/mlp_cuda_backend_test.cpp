@@ -122,6 +122,39 @@ TYPED_TEST(CudaMlpParity, LossGradientResidualsAndEvaluation) {
   }
 }
 
+// loss_and_gradient_at (one synchronisation) gives the bits of set_parameters,
+// loss_and_gradient and gradient called in turn, and zeroes the Adam moments as
+// set_parameters does; the batch sizes take variant 4 (float) and the tiled kernels.
+TYPED_TEST(CudaMlpParity, LossAndGradientAtIsTheThreeCallsInOne) {
+  using T = TypeParam;
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  MlpShape shape;
+  for (auto [n_int, n_bnd] : {std::pair{201, 53}, std::pair{16384, 1024}}) {
+    SCOPED_TRACE(std::to_string(n_int) + " + " + std::to_string(n_bnd));
+    Pair<T> p = make_pair<T>(shape, 41, n_int, n_bnd);
+    const std::vector<T> theta = cast<T>(random_mlp_parameters(shape, 42));
+    p.gpu->loss_and_gradient();
+    p.gpu->adam_step(T(1e-3), T(0.9), T(0.999), T(1e-8), 1);  // moments now non-zero
+    std::vector<T> g_at;
+    const LossParts at = p.gpu->loss_and_gradient_at(theta, g_at);
+    std::vector<T> m, v;
+    p.gpu->adam_moments(m, v);
+    EXPECT_TRUE(bitwise_equal(m, std::vector<T>(m.size(), T(0))));
+    EXPECT_TRUE(bitwise_equal(v, std::vector<T>(v.size(), T(0))));
+    p.gpu->set_parameters(theta);
+    const LossParts three = p.gpu->loss_and_gradient();
+    std::vector<T> g_three;
+    p.gpu->gradient(g_three);
+    EXPECT_EQ(at.loss, three.loss);
+    EXPECT_EQ(at.rms_interior, three.rms_interior);
+    EXPECT_EQ(at.rms_boundary, three.rms_boundary);
+    EXPECT_TRUE(bitwise_equal(g_at, g_three));
+    std::vector<T> g_last;
+    p.gpu->gradient(g_last);  // the device gradient is the evaluation's
+    EXPECT_TRUE(bitwise_equal(g_last, g_at));
+  }
+}
+
 // The benchmark network (4 × 50 tanh) at a size with several tiles per block.
 TYPED_TEST(CudaMlpParity, BenchmarkNetworkGradient) {
   using T = TypeParam;
