@@ -71,8 +71,8 @@ double iterations_per_second(const std::function<void()>& body) {
 // The benchmark network (2-50-50-50-50-1 tanh on the unit square, Glorot weights from seed 7)
 // on the CUDA backend, with a batch of n_int + n_bnd seed-problem points drawn from seed 1.
 template <class T>
-std::unique_ptr<MlpBackend<T>> benchmark_backend(const Problem& problem, int n_int, int n_bnd,
-                                                 MlpShape& shape) {
+std::unique_ptr<MlpBackend<T> > benchmark_backend(const Problem& problem, int n_int, int n_bnd,
+                                                  MlpShape& shape) {
   shape.input_min = {0.0, 0.0};
   shape.input_max = {1.0, 1.0};
   auto backend = make_cuda_mlp_backend<T>(mlp_backend_options(shape, 100.0));
@@ -134,7 +134,8 @@ void profile_passes(const Problem& problem) {
   for (unsigned long long c : cycles) total += c;
   std::printf("block 0 phase cycles (one pass; slots ≥ 32: boundary tiles), total %llu\n", total);
   for (std::size_t k = 0; k < cycles.size(); ++k)
-    if (cycles[k]) std::printf("  phase %2zu: %10llu (%4.1f %%)\n", k, cycles[k], 100.0 * cycles[k] / total);
+    if (cycles[k])
+      std::printf("  phase %2zu: %10llu (%4.1f %%)\n", k, cycles[k], 100.0 * cycles[k] / total);
 }
 
 int main(int argc, char** argv) {
@@ -165,8 +166,10 @@ int main(int argc, char** argv) {
   // per block (two: float only).
   setenv("RBFPDE_MLP_VARIANT", "4", 1);
   for (const char* nt : {"1", "2"}) {
-    std::printf("\nvariant 4 with %s tile(s) of 32 points per block (RBFPDE_MLP_VARIANT=4, "
-                "RBFPDE_MLP_POINT_TILES=%s)\n", nt, nt);
+    std::printf(
+        "\nvariant 4 with %s tile(s) of 32 points per block (RBFPDE_MLP_VARIANT=4, "
+        "RBFPDE_MLP_POINT_TILES=%s)\n",
+        nt, nt);
     setenv("RBFPDE_MLP_POINT_TILES", nt, 1);
     for (auto [n, k] : {std::pair{1200, 120}, std::pair{16384, 1024}}) {
       bench<float>("float", problem, n, k);

@@ -182,7 +182,6 @@ class CpuMlpBackend final : public MlpBackend<T> {
     b.assign(b_.data(), b_.data() + b_.size());
   }
 
-
  private:
   int layers() const { return int(sizes_.size()) - 1; }  // weight layers, output included
 

@@ -145,8 +145,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
     if (batch.dim != net_.dim) throw std::invalid_argument("batch of the wrong dimension");
     n_int_ = int(batch.n_interior());
     n_bnd_ = int(batch.n_boundary());
-    const void* before[] = {x_int_.data(), f_.data(),        x_bnd_.data(),  p_.data(),
-                            e_.data(),     b_.data(),        partials_.data(), scratch_.data()};
+    const void* before[] = {x_int_.data(), f_.data(), x_bnd_.data(),    p_.data(),
+                            e_.data(),     b_.data(), partials_.data(), scratch_.data()};
     upload(batch.interior, x_int_);
     upload(batch.f, f_);
     upload(batch.boundary, x_bnd_);
@@ -157,8 +157,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
     tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true);
     partials_.resize(std::size_t(tiling_.grid) * std::size_t(net_.n_params));
     scratch_.resize(std::max<std::size_t>(1, tiling_.scratch_elements));
-    const void* after[] = {x_int_.data(), f_.data(),        x_bnd_.data(),  p_.data(),
-                           e_.data(),     b_.data(),        partials_.data(), scratch_.data()};
+    const void* after[] = {x_int_.data(), f_.data(), x_bnd_.data(),    p_.data(),
+                           e_.data(),     b_.data(), partials_.data(), scratch_.data()};
     // The graphs hold the buffers' addresses and the tiling: recapture when either changed.
     if (std::memcmp(before, after, sizeof(before)) != 0 || old.grid != tiling_.grid ||
         old.points != tiling_.points || old.tiles_interior != tiling_.tiles_interior ||
@@ -198,7 +198,6 @@ class CudaMlpBackend final : public MlpBackend<T> {
     e = download(e_);
     b = download(b_);
   }
-
 
   int steps_per_sync() const override { return kMaxGraphSteps; }
 

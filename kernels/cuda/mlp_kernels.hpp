@@ -56,8 +56,8 @@ struct MlpTiling {
   // 4: the point-stationary pass (2D, equal hidden widths ≤ 64, one output), the default for
   //    the training passes of the networks it takes (RBFPDE_MLP_VARIANT=0|1|2 turns it off).
   int variant = 2;
-  int points = 0;   // points per tile (variant 4: per interior tile; 4 × that per boundary tile)
-  int ld = 0;       // shared-memory row stride of a stream matrix (padded)
+  int points = 0;  // points per tile (variant 4: per interior tile; 4 × that per boundary tile)
+  int ld = 0;      // shared-memory row stride of a stream matrix (padded)
   int tiles_interior = 0, tiles_boundary = 0;
   int grid = 0;
   std::size_t shared_bytes = 0;

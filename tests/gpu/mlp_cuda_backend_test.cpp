@@ -479,8 +479,7 @@ void check_point_pass(const std::vector<PointCase>& cases) {
       const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(shape, 7.0));
       const gpu::MlpTiling plan = gpu::plan_mlp_tiling(net, k.n_int, k.n_bnd, true);
       if (plan.variant != 4) {  // two tiles a block: float only, at most 5 feature groups
-        EXPECT_TRUE(std::string(tiles) == "2" &&
-                    (sizeof(T) == sizeof(double) || k.hidden[0] > 50));
+        EXPECT_TRUE(std::string(tiles) == "2" && (sizeof(T) == sizeof(double) || k.hidden[0] > 50));
         continue;
       }
       EXPECT_EQ(plan.points, 32 * std::atoi(tiles));
@@ -524,11 +523,10 @@ TYPED_TEST(CudaMlpPointPass, SmallNetworks) {
 TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
   using T = TypeParam;
   RBFPDE_REQUIRE_CUDA_DEVICE();
-  check_point_pass<T>({PointCase{{50, 50, 50, 50}, "tanh", 3001, 299},
-                       PointCase{{64, 64}, "sin", 201, 53}, PointCase{{50}, "tanh", 1200, 120},
-                       PointCase{{24, 24, 24, 24, 24}, "tanh", 40, 7},
-                       PointCase{{41, 41}, "sigmoid", 300, 130},
-                       PointCase{{20, 20, 20}, "tanh", 20000, 1500}});
+  check_point_pass<T>(
+      {PointCase{{50, 50, 50, 50}, "tanh", 3001, 299}, PointCase{{64, 64}, "sin", 201, 53},
+       PointCase{{50}, "tanh", 1200, 120}, PointCase{{24, 24, 24, 24, 24}, "tanh", 40, 7},
+       PointCase{{41, 41}, "sigmoid", 300, 130}, PointCase{{20, 20, 20}, "tanh", 20000, 1500}});
   ScopedVariant none(nullptr);
   // Not taken: unequal widths, 3D, wider than 64, and any other variant asked for.
   for (const MlpShape& other : {test_shape(2, "tanh"), test_shape(3, "tanh")}) {
