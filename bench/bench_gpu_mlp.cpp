@@ -176,6 +176,17 @@ int main(int argc, char** argv) {
       bench<double>("double", problem, n, k);
     }
   }
+  // Its weight gradient (1) and adjoint (2) on the tensor cores or the FMA units (RBFPDE_MLP_PT_MMA).
+  for (const char* mma : {"0", "1", "2", "3"}) {
+    setenv("RBFPDE_MLP_PT_MMA", mma, 1);
+    for (const char* nt : {"1", "2"}) {
+      std::printf("\nvariant 4, %s tile(s) a block, RBFPDE_MLP_PT_MMA=%s\n", nt, mma);
+      setenv("RBFPDE_MLP_POINT_TILES", nt, 1);
+      bench<float>("float", problem, 16384, 1024);
+      if (nt[0] == '1') bench<double>("double", problem, 16384, 1024);
+    }
+  }
+  unsetenv("RBFPDE_MLP_PT_MMA");
   unsetenv("RBFPDE_MLP_POINT_TILES");
   // Every other kernel variant forced (3 is opt-in), and tiles smaller than the planner's
   // choice (mlp_kernels.cu), in the same run.

@@ -2,9 +2,10 @@
 //
 // mlp_point_kernel (variant 4; 2D, equal hidden widths ≤ 64, one output; training and residual
 // passes): a thread keeps one point's four streams for 10 features of every hidden layer in
-// registers (see its section). The default in float once the batch fills a wave of resident
-// blocks (16384 + 1024 on an H100: 1.8× variant 1); in double, and for small batches, the tiled
-// kernels below are faster (bench/RESULTS.md), so there it is opt-in (RBFPDE_MLP_VARIANT=4).
+// registers (see its section). The default once the batch fills a wave of resident blocks
+// (16384 + 1024 on an H200: float 1.8× variant 1 on the FMA units; double 1.09× variant 2, with
+// its weight gradient and adjoint on DMMA); for small batches the tiled kernels below are faster
+// (bench/RESULTS.md), so there it is opt-in (RBFPDE_MLP_VARIANT=4).
 //
 // mlp_fast_kernel (variant 3, opt-in with RBFPDE_MLP_VARIANT=3; double, 2D, equal hidden widths
 // ≤ 56): the training pass with the streams in registers and the weight gradient staged per
@@ -340,7 +341,8 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4],
 }
 
 // c += A·B for one fragment triple.
-__device__ __forceinline__ void mma_frag(float (&c)[4], const float (&fa)[4], const float (&fb)[2]) {
+__device__ __forceinline__ void mma_frag(float (&c)[4], const float (&fa)[4],
+                                         const float (&fb)[2]) {
   unsigned ab[4], as[4], bb[2], bs[2];
 #pragma unroll
   for (int i = 0; i < 4; ++i) split_tf32(fa[i], ab[i], as[i]);
@@ -385,8 +387,8 @@ MLP_HD void warp_gemm(const GemmOperands<T>& op, Epi epi) {
     for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int i = 0; i < NB; ++i)
-        ib[j][i] = imin(n0 + 8 * j + frag_b_col(lane), op.N - 1) * op.bc +
-                   frag_b_row(lane, i) * op.bk;
+        ib[j][i] =
+            imin(n0 + 8 * j + frag_b_col(lane), op.N - 1) * op.bc + frag_b_row(lane, i) * op.bk;
     const int sa = KS * op.ak, sb = KS * op.bk;
     T c[NT][4];
 #pragma unroll
@@ -605,7 +607,8 @@ __device__ double block_sum(double v, double* scratch) {
   __syncthreads();
   int pow2 = 1;
   while (2 * pow2 <= int(blockDim.x)) pow2 *= 2;
-  if (int(threadIdx.x) < int(blockDim.x) - pow2) scratch[threadIdx.x] += scratch[threadIdx.x + pow2];
+  if (int(threadIdx.x) < int(blockDim.x) - pow2)
+    scratch[threadIdx.x] += scratch[threadIdx.x + pow2];
   __syncthreads();
   for (int w = pow2 / 2; w > 0; w /= 2) {
     if (int(threadIdx.x) < w) scratch[threadIdx.x] += scratch[threadIdx.x + w];
@@ -752,8 +755,8 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
     sync();
     for (int l = 1; l <= L; ++l) {
       T* out = l < L ? zlayer(l) : buf_a;
-      gemm_forward<Mma, RM>(out, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], xbuf, net.sizes[l],
-                        net.sizes[l - 1], C, ld, wsh + net.ws_bias[l - 1], P);
+      gemm_forward<Mma, RM>(out, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], xbuf,
+                            net.sizes[l], net.sizes[l - 1], C, ld, wsh + net.ws_bias[l - 1], P);
       sync();
       if (l == L) break;
       activation_forward(xbuf, out, act, d, net.sizes[l], P, S, ld);
@@ -805,11 +808,12 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
           load_input(xbuf, net, pts, start, count, P, S, ld);
         sync();
       }
-      gemm_weight_gradient<Mma, RM>(gsh + net.w_offset[l - 1], gsh + net.b_offset[l - 1], pbar, xbuf, n,
-                                m, C, ld, P);
+      gemm_weight_gradient<Mma, RM>(gsh + net.w_offset[l - 1], gsh + net.b_offset[l - 1], pbar,
+                                    xbuf, n, m, C, ld, P);
       if (l == 1) break;
       // X̄ = W_lᵀ P̄: A(r, k) = W(k, r).
-      gemm_adjoint<Mma, RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C, ld);
+      gemm_adjoint<Mma, RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C,
+                            ld);
       sync();
       activation_backward(xbar, zlayer(l - 1), act, d, m, P, S, ld);
       sync();
@@ -833,7 +837,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   pass_block<Mma, RM>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
-                 int(blockIdx.x), int(gridDim.x));
+                      int(blockIdx.x), int(gridDim.x));
   if (a.out_u || !a.losses) return;
   __shared__ double scratch[THREADS];
   last_block_loss(a, scratch);
@@ -855,13 +859,13 @@ __global__ void __launch_bounds__(THREADS, 1)
 // block's 128 rows and adds them to the block's partials[] row (one owner per entry, fixed order:
 // same inputs, same bits). Two barriers per weight layer per 32 points, against 24 per 16 points
 // in variants 0–2.
-constexpr int kFastHp = 56;               // padded hidden width
-constexpr int kFastNt = kFastHp / 8;      // n-tiles of a hidden layer
-constexpr int kFastKs = kFastHp / 4;      // f64 k-steps over a hidden layer
+constexpr int kFastHp = 56;           // padded hidden width
+constexpr int kFastNt = kFastHp / 8;  // n-tiles of a hidden layer
+constexpr int kFastKs = kFastHp / 4;  // f64 k-steps over a hidden layer
 constexpr int kFastWarps = 4;
 constexpr int kFastThreads = 32 * kFastWarps;
 constexpr int kFastMaxHidden = 8;
-constexpr int kFastStage = 60;            // staging row stride (conflict-free fragment loads)
+constexpr int kFastStage = 60;              // staging row stride (conflict-free fragment loads)
 constexpr int kFastRegs = 2 * kFastNt * 4;  // doubles of one stream block per lane
 
 using FastFrag = double[2][kFastNt][4];
@@ -875,8 +879,8 @@ __host__ __device__ inline int fast_image_padded(int hidden) {
   return (fast_image_doubles(hidden) + 1) / 2 * 2;
 }
 __host__ inline std::size_t fast_shared_bytes(int hidden) {
-  return (std::size_t(fast_image_padded(hidden)) +
-          std::size_t(kFastWarps) * 2 * 32 * kFastStage) * sizeof(double);
+  return (std::size_t(fast_image_padded(hidden)) + std::size_t(kFastWarps) * 2 * 32 * kFastStage) *
+         sizeof(double);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -912,8 +916,8 @@ __device__ __forceinline__ void fast_activate_adjoint(FastFrag& xb, const FastFr
       const double ax = z[0][nt][2 + e], ay = z[1][nt][e], cz = z[1][nt][2 + e];
       const double hb = xb[0][nt][e], gxb = xb[0][nt][2 + e], gyb = xb[1][nt][e],
                    lb = xb[1][nt][2 + e];
-      xb[0][nt][e] = hb * s.d1 + s.d2 * (gxb * ax + gyb * ay) +
-                     lb * (s.d3 * (ax * ax + ay * ay) + s.d2 * cz);
+      xb[0][nt][e] =
+          hb * s.d1 + s.d2 * (gxb * ax + gyb * ay) + lb * (s.d3 * (ax * ax + ay * ay) + s.d2 * cz);
       xb[0][nt][2 + e] = gxb * s.d1 + 2.0 * lb * s.d2 * ax;
       xb[1][nt][e] = gyb * s.d1 + 2.0 * lb * s.d2 * ay;
       xb[1][nt][2 + e] = lb * s.d1;
@@ -942,8 +946,8 @@ __device__ __forceinline__ void fast_zero(FastFrag& c) {
 // out (+)= X Wᵀ (forward, transpose = false: B(k = in, n = out) = W[out][in]) or P̄ W (adjoint,
 // transpose = true: B(k = out, n = in) = W[out][in]); W row-major with stride kFastHp.
 template <bool Adjoint>
-__device__ __forceinline__ void fast_gemm(FastFrag& out, const FastFrag& x, const double* w,
-                                          int g, int t) {
+__device__ __forceinline__ void fast_gemm(FastFrag& out, const FastFrag& x, const double* w, int g,
+                                          int t) {
 #pragma unroll
   for (int ks = 0; ks < kFastKs; ++ks) {
     const int nt = ks / 2, e = ks % 2, k = 8 * nt + 2 * t + e;
@@ -1182,8 +1186,8 @@ __global__ void __launch_bounds__(kFastThreads, 1)
         }
       }
       __syncthreads();
-      fast_weight_gradient(prow, net.w_offset[l], net.b_offset[l], H, l > 0 ? H : 2, stage, warp,
-                           g, t);
+      fast_weight_gradient(prow, net.w_offset[l], net.b_offset[l], H, l > 0 ? H : 2, stage, warp, g,
+                           t);
       if (l > 0) {
         FastFrag nx;
         fast_zero(nx);
@@ -1219,7 +1223,10 @@ __global__ void __launch_bounds__(kFastThreads, 1)
 // same ownership: features 10g … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
 // 5 × KB micro-tiles (consecutive lanes on consecutive X rows) added straight into the
 // block's partials row (one owner per entry, fixed order: same inputs, same bits), and
-// X̄_{h−1} = W_hᵀ P̄ into registers. Boundary tiles carry four points per lane, one in each
+// X̄_{h−1} = W_hᵀ P̄ into registers. In double both products run on the tensor cores instead
+// (pt_mma: DMMA from the same shared buffers; X̄ is staged in buffer X, one more barrier, and
+// read back by its owners): 2243 against 1913 it/s at 16384 + 1024 on an H200. In float
+// (3xTF32) that was slower, 4475 against 4546, so float keeps the FMA units. Boundary tiles carry four points per lane, one in each
 // stream slot (a boundary point needs only the value stream), so the 1024 boundary points of the
 // benchmark cost 8 tiles instead of 32. Each block sums its threads' Σe², Σb² and the last block
 // adds the blocks' sums (fixed order). bench/RESULTS.md has the measurements and what was tried.
@@ -1234,7 +1241,8 @@ constexpr int kPtMaxWidth = 64;
 struct PtLayout {
   int H = 0, G = 0, NT = 0, NP = 0, threads = 0;
   int Rr = 0;    // rows of a weight image and of the biases: 10·G
-  int Kq = 0;    // columns of a weight image: max(H, Rr) rounded up to 4 (zero-padded)
+  int Kq = 0;    // columns of a weight image (zero-padded; see point_layout)
+  int Kf = 0;    // … of them read by the forward GEMM: max(H, Rr) rounded up to 4
   int rows = 0;  // rows of a stream buffer
   int ldc = 0;   // row stride of a stream buffer: 4·NP padded to an odd number of 16-byte units
   int kbn = 0;   // weight-gradient micro-tiles along k (KB rows each, strided by kbn)
@@ -1242,6 +1250,10 @@ struct PtLayout {
   int off_w1 = 0, off_bias = 0, off_wo = 0, off_img = 0, off_buf0 = 0, off_buf1 = 0;
   int off_seed = 0, off_xin = 0, total = 0;
   int tiles_int = 0, tiles_bnd = 0;
+  int Ri = 0;   // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
+  // On the tensor cores (else the FMA units): 1 the weight gradient, 2 the adjoint X̄ = Wᵀ P̄.
+  // Both in double, neither in float (bench/RESULTS.md); RBFPDE_MLP_PT_MMA=0…3 sets it.
+  int mma = 0;
 };
 
 template <class T>
@@ -1426,6 +1438,146 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
   }
 }
 
+// C = A·B on the tensor cores (mma.sync: DMMA in double, 3xTF32 in float; variant 2's fragment
+// coordinates) for the block's warps, operands in shared memory: A(m, k) = a[m·am + k·ak],
+// B(k, n) = b[k·bk + n·bn], k < K rounded up to the MMA's k (the operands must read as 0 or
+// finite there, and B as 0). Rows m of A are clamped to m_max and columns n of B to n_max
+// (reads stay in the matrices; the outputs they feed are past the matrix and dropped). Warp
+// units of UM × UN output tiles (16 × 8 each) share their fragments: per k-step UM A and UN B
+// fragments are loaded (and split, in float) once. epi(m, n, value) for every output of the
+// units (m < 16·UM·⌈M/16/UM⌉, n likewise): one owner lane each, fixed order.
+template <class T, int UM, int UN, class Epi>
+__device__ __forceinline__ void pt_mma(int M, int N, int K, const T* a, int am, int ak, int m_max,
+                                       const T* b, int bk, int bn, int n_max, Epi epi) {
+  using S = MmaShape<T>;
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+  const int warps = int(blockDim.x) >> 5, g = lane >> 2, t = lane & 3;
+  const int un = ((N + 7) / 8 + UN - 1) / UN, units = ((M + 15) / 16 + UM - 1) / UM * un;
+  for (int u = warp; u < units; u += warps) {
+    const int m0 = (u / un) * 16 * UM, n0 = (u % un) * 8 * UN;
+    int aoff[UM][2], boff[UN];
+#pragma unroll
+    for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) aoff[mi][e] = min(m0 + 16 * mi + g + 8 * e, m_max) * am + t * ak;
+#pragma unroll
+    for (int ni = 0; ni < UN; ++ni) boff[ni] = min(n0 + 8 * ni + g, n_max) * bn + t * bk;
+    T acc[UM][UN][4];
+#pragma unroll
+    for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < UN; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mi][ni][e] = T(0);
+#pragma unroll 2
+    for (int k = 0; k < K; k += S::K) {
+      if constexpr (sizeof(T) == sizeof(float)) {
+        unsigned ab[UM][4], as[UM][4], bb[UN][2], bs[UN][2];
+#pragma unroll
+        for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            split_tf32(a[aoff[mi][i & 1] + (k + 4 * (i >> 1)) * ak], ab[mi][i], as[mi][i]);
+#pragma unroll
+        for (int ni = 0; ni < UN; ++ni)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) split_tf32(b[boff[ni] + (k + 4 * i) * bk], bb[ni][i], bs[ni][i]);
+#pragma unroll
+        for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < UN; ++ni) {
+            mma_tf32(acc[mi][ni], as[mi], bb[ni]);
+            mma_tf32(acc[mi][ni], ab[mi], bs[ni]);
+            mma_tf32(acc[mi][ni], ab[mi], bb[ni]);
+          }
+      } else {
+        T fa[UM][2], fb[UN][1];
+#pragma unroll
+        for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) fa[mi][i] = a[aoff[mi][i] + k * ak];
+#pragma unroll
+        for (int ni = 0; ni < UN; ++ni) fb[ni][0] = b[boff[ni] + k * bk];
+#pragma unroll
+        for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < UN; ++ni) mma_frag(acc[mi][ni], fa[mi], fb[ni]);
+      }
+    }
+    epi.begin();
+#pragma unroll
+    for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < UN; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          epi.load(mi * UN * 4 + ni * 4 + e, m0 + 16 * mi + g + 8 * (e >> 1),
+                   n0 + 8 * ni + 2 * t + (e & 1));
+#pragma unroll
+    for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < UN; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          epi.store(mi * UN * 4 + ni * 4 + e, m0 + 16 * mi + g + 8 * (e >> 1),
+                    n0 + 8 * ni + 2 * t + (e & 1), acc[mi][ni][e]);
+  }
+}
+
+// Epilogue of the weight gradient: ∂I/∂W[r][k] (H × H, row-major at w) += the product; all
+// loads of the partials before any store, so that the read-modify-writes overlap.
+template <class T, int NV>
+struct PtAddToPartials {
+  T* w;
+  int H;
+  T old[NV];
+  __device__ void begin() {}
+  __device__ void load(int j, int r, int k) { old[j] = r < H && k < H ? w[r * H + k] : T(0); }
+  __device__ void store(int j, int r, int k, T v) {
+    if (r < H && k < H) w[r * H + k] = old[j] + v;
+  }
+};
+
+// Epilogue of X̄ = Wᵀ P̄: rows m < rows of the stream buffer x (row stride ld).
+template <class T>
+struct PtStoreRows {
+  T* x;
+  int ld, rows;
+  __device__ void begin() {}
+  __device__ void load(int, int, int) {}
+  __device__ void store(int, int m, int n, T v) {
+    if (m < rows) x[m * ld + n] = v;
+  }
+};
+
+// ∂I/∂W (H × H at w_off of prow) += P̄ Xᵀ over the tile's columns on the tensor cores, and
+// ∂I/∂b (b_off) += Σ over the value columns of P̄ (every column in packed tiles) by the warps
+// without a unit (else by all).
+template <class T, int UM, int UN>
+__device__ void pt_weight_gradient_mma(T* prow, int w_off, int b_off, const T* pbar, const T* x,
+                                       const PtLayout& L, bool packed) {
+  const int H = L.H, ncol = 4 * L.NP;
+  pt_mma<T, UM, UN>(H, H, ncol, pbar, L.ldc, 1, H - 1, x, 1, L.ldc, H - 1,
+                    PtAddToPartials<T, UM * UN * 4>{prow + w_off, H, {}});
+  const int un = ((H + 7) / 8 + UN - 1) / UN, units = ((H + 15) / 16 + UM - 1) / UM * un;
+  const int busy = min(units, int(blockDim.x) / 32) * 32;
+  const int first = busy < int(blockDim.x) ? busy : 0;
+  for (int r = int(threadIdx.x) - first; r >= 0 && r < H; r += int(blockDim.x) - first) {
+    const T* pr = pbar + r * L.ldc;
+    T sum = T(0);
+    if (packed) {
+      for (int c = 0; c < ncol; c += 4) {
+        T v[4];
+        load4(pr + c, v);
+        sum += (v[0] + v[1]) + (v[2] + v[3]);
+      }
+    } else {
+      for (int c = 0; c < ncol; c += 4) sum += pr[c];
+    }
+    prow[b_off + r] += sum;
+  }
+}
+
 #endif
 
 // One instantiation per activation (A: rbfpde::Activation): the others' code (sin's argument
@@ -1433,7 +1585,9 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
 // Registers: at most 168 a thread in float (two blocks of 160 threads per SM; left free, the
 // compiler takes 255 and one block fits), the launch bound's share otherwise.
 template <class T, int NT, int A>
-__global__ void __maxnreg__(sizeof(T) == sizeof(float) ? 168 : 65536 / (32 * pt_max_groups(NT) * NT) / 8 * 8)
+__global__ void __maxnreg__(sizeof(T) == sizeof(float)
+                                ? 168
+                                : std::min(255, 65536 / (32 * pt_max_groups(NT) * NT) / 8 * 8))
     mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
 #if defined(__CUDA_ARCH__)
   if (a.halt && a.halt[0] < a.step) return;
@@ -1444,12 +1598,12 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float) ? 168 : 65536 / (32 * pt_
   const int tid = int(threadIdx.x), nth = int(blockDim.x);
   const int lane = tid & 31, warp = tid >> 5, g = warp % G, q = (warp / G) * 32 + lane;
   const int r0 = R * g;
-  T* const w1 = sm + L.off_w1;      // Rr × 2
-  T* const bias = sm + L.off_bias;  // Lh × Rr
-  T* const wo = sm + L.off_wo;      // Kq, then the output bias at [Kq]
-  T* const img = sm + L.off_img;    // (Lh − 1) × Rr × Kq: W_l row-major, zero-padded
-  T* const seeds = sm + L.off_seed; // NP × 4
-  T* const xin = sm + L.off_xin;    // NP × 8: the input coordinates of the tile's points
+  T* const w1 = sm + L.off_w1;       // Rr × 2
+  T* const bias = sm + L.off_bias;   // Lh × Rr
+  T* const wo = sm + L.off_wo;       // Kq, then the output bias at [Kq]
+  T* const img = sm + L.off_img;     // (Lh − 1) × Ri × Kq: W_l row-major, zero-padded
+  T* const seeds = sm + L.off_seed;  // NP × 4
+  T* const xin = sm + L.off_xin;     // NP × 8: the input coordinates of the tile's points
 
   for (int k = tid; k < L.total; k += nth) sm[k] = T(0);
   __syncthreads();
@@ -1457,13 +1611,14 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float) ? 168 : 65536 / (32 * pt_
   const T* const th = a.theta;
   for (int k = tid; k < 2 * H; k += nth) w1[k] = __ldg(th + net.w_offset[0] + k);
   for (int h = 1; h <= Lh; ++h)
-    for (int k = tid; k < H; k += nth) bias[(h - 1) * L.Rr + k] = __ldg(th + net.b_offset[h - 1] + k);
+    for (int k = tid; k < H; k += nth)
+      bias[(h - 1) * L.Rr + k] = __ldg(th + net.b_offset[h - 1] + k);
   for (int k = tid; k < H; k += nth) wo[k] = __ldg(th + net.w_offset[Lh] + k);
   if (tid == 0) wo[L.Kq] = __ldg(th + net.b_offset[Lh]);
   for (int l = 1; l < Lh; ++l)
 #pragma unroll 4
     for (int k = tid; k < H * H; k += nth)
-      img[(l - 1) * L.Rr * L.Kq + (k / H) * L.Kq + k % H] = __ldg(th + net.w_offset[l] + k);
+      img[(l - 1) * L.Ri * L.Kq + (k / H) * L.Kq + k % H] = __ldg(th + net.w_offset[l] + k);
   const bool train = a.partials != nullptr;  // else residuals and the loss only
   T* const prow = train ? a.partials + std::size_t(blockIdx.x) * np : nullptr;
   if (train)
@@ -1514,7 +1669,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float) ? 168 : 65536 / (32 * pt_
           }
         }
       } else {
-        const T* w = img + (l - 1) * L.Rr * L.Kq + r0 * L.Kq;
+        const T* w = img + (l - 1) * L.Ri * L.Kq + r0 * L.Kq;
         const T* bl = bias + l * L.Rr + r0;
 #pragma unroll
         for (int i = 0; i < R; ++i) {
@@ -1525,7 +1680,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float) ? 168 : 65536 / (32 * pt_
         }
         const T* xc = in + 4 * q;
 #pragma unroll 2
-        for (int k = 0; k < L.Kq; k += 4) {
+        for (int k = 0; k < L.Kf; k += 4) {
           T xv[4][4];
 #pragma unroll
           for (int j = 0; j < 4; ++j) load4(xc + (k + j) * L.ldc, xv[j]);
@@ -1627,10 +1782,25 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float) ? 168 : 65536 / (32 * pt_
       }
       __syncthreads();
       if (h >= 2) {
-        pt_weight_gradient<T, KB>(prow, net.w_offset[h - 1], net.b_offset[h - 1], pb, xs, L,
-                                  packed);
+        if (L.mma & 1)
+          pt_weight_gradient_mma<T, 2, 4 / NT>(prow, net.w_offset[h - 1], net.b_offset[h - 1], pb,
+                                               xs, L, packed);
+        else
+          pt_weight_gradient<T, KB>(prow, net.w_offset[h - 1], net.b_offset[h - 1], pb, xs, L,
+                                    packed);
+        if (L.mma & 2) {
+          // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a barrier)
+          // and read back into the registers of its owners.
+          __syncthreads();
+          pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, INT_MAX / 2, pb,
+                          L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{xs, L.ldc, L.Rr});
+          __syncthreads();
+#pragma unroll
+          for (int i = 0; i < R; ++i) load4(xs + (r0 + i) * L.ldc + 4 * q, xb[i]);
+          continue;  // the next layer writes only what its own threads read: no barrier
+        }
         // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + 9 of every row of W.
-        const T* w = img + (h - 2) * L.Rr * L.Kq + r0;
+        const T* w = img + (h - 2) * L.Ri * L.Kq + r0;
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -1865,10 +2035,15 @@ PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
   L.NP = 32 * nt;
   L.threads = 32 * L.G * nt;
   L.Rr = kPtRows * L.G;
-  L.Kq = round4(std::max(H, L.Rr));
+  // Columns ≡ 8 or 24 (mod 32): the adjoint's A fragments (lanes along m and k) are then
+  // conflict-free.
+  L.Kq = (std::max(H, L.Rr) + 7) / 8 * 8;
+  if (L.Kq % 16 == 0) L.Kq += 8;
+  L.Ri = (L.Rr + 7) / 8 * 8;
+  L.Kf = round4(std::max(H, L.Rr));
   L.kbn = (H + kb - 1) / kb;
   L.rbn = (H + 4) / 5;
-  L.rows = round4(std::max({L.Rr, L.Kq, 5 * L.rbn, kb * L.kbn}));
+  L.rows = (std::max({L.Ri, L.Kq, 5 * L.rbn, kb * L.kbn}) + 7) / 8 * 8;
   L.ldc = 4 * L.NP + 16 / int(sizeof(T));  // an odd number of 16-byte units
   int off = 0;
   auto take = [&](int n) {
@@ -1879,7 +2054,7 @@ PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
   L.off_w1 = take(2 * L.Rr);
   L.off_bias = take(Lh * L.Rr);
   L.off_wo = take(L.Kq + 1);
-  L.off_img = take((Lh - 1) * L.Rr * L.Kq);
+  L.off_img = take((Lh - 1) * L.Ri * L.Kq);
   L.off_buf0 = take(L.rows * L.ldc);
   L.off_buf1 = take(L.rows * L.ldc);
   L.off_seed = take(4 * L.NP);
@@ -1887,6 +2062,8 @@ PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
   L.total = off;
   L.tiles_int = (n_int + L.NP - 1) / L.NP;
   L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
+  L.mma = sizeof(T) == sizeof(double) ? 3 : 0;
+  if (const char* v = std::getenv("RBFPDE_MLP_PT_MMA")) L.mma = std::atoi(v) & 3;
   return L;
 }
 
@@ -2027,8 +2204,8 @@ void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling, const M
   const int total = tiling.tiles_interior + tiling.tiles_boundary;
   for (int block = 0; block < tiling.grid; ++block) {
     if (kPassVariants[tiling.variant].mma)
-      pass_block<true, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
-                          sm.data(), block, tiling.grid);
+      pass_block<true, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total, sm.data(),
+                          block, tiling.grid);
     else if (kPassVariants[tiling.variant].rows == 4)
       pass_block<false, 4>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
                            sm.data(), block, tiling.grid);
@@ -2074,17 +2251,17 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
       t.tiles_boundary = (n_bnd + 7) / 8;
       t.grid = std::max(1, std::min(limits.sms, (chunks + kFastWarps - 1) / kFastWarps));
       t.shared_bytes = fast_shared_bytes(Lh);
-      t.scratch_elements =
-          std::size_t(t.grid) * kFastWarps * std::size_t(Lh) * kFastRegs * 32;
+      t.scratch_elements = std::size_t(t.grid) * kFastWarps * std::size_t(Lh) * kFastRegs * 32;
       return t;
     }
   }
   // Variant 4 (the point-stationary pass) for the training passes of the networks it takes:
-  // when asked for (RBFPDE_MLP_VARIANT=4), and by default in float when its tiles fill at least
-  // one wave of resident blocks (bench/RESULTS.md: below that, and in double, the tiled kernels
-  // are faster). RBFPDE_MLP_POINT_TILES=1|2 sets its 32-point tiles per block (bench_gpu_mlp),
+  // when asked for (RBFPDE_MLP_VARIANT=4), and by default when its tiles fill at least one wave
+  // of resident blocks (bench/RESULTS.md: below that the tiled kernels are faster).
+  // RBFPDE_MLP_POINT_TILES=1|2 sets its 32-point tiles per block (bench_gpu_mlp),
   // else the one with the fewest rounds of resident blocks.
-  if (gradient && point_pass_fits(net) && (want == 4 || (want == -1 && sizeof(T) == sizeof(float)))) {
+  if (gradient && point_pass_fits(net) &&
+      (want == 4 || want == -1)) {
     configure_point_kernels<T>(limits);
     int forced_nt = 0;
     if (const char* p = std::getenv("RBFPDE_MLP_POINT_TILES")) forced_nt = std::atoi(p);
@@ -2096,8 +2273,8 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
       const std::size_t bytes = std::size_t(L.total) * sizeof(T);
       if (bytes + point_static_bytes(nt) > limits.shared_optin) continue;
       int per_sm = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, point_kernel<T>(nt, Activation(net.activation)),
-                                                               L.threads, bytes));
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, point_kernel<T>(nt, Activation(net.activation)), L.threads, bytes));
       if (per_sm < 1) continue;
       const int resident = per_sm * limits.sms;
       // Rounds of the busiest SM, in units of 32-point tiles.
@@ -2173,8 +2350,9 @@ void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling
   if (tiling.variant == 3) {
     if constexpr (std::is_same_v<T, double>) {
       if (args.out_u) throw std::logic_error("the register-resident MLP pass does not evaluate");
-      fast_kernel(Activation(net.activation))<<<tiling.grid, kFastThreads, tiling.shared_bytes,
-                                                stream>>>(net, args, args.scratch);
+      fast_kernel(
+          Activation(net.activation))<<<tiling.grid, kFastThreads, tiling.shared_bytes, stream>>>(
+          net, args, args.scratch);
       CUDA_CHECK_LAUNCH("mlp_fast_kernel");
       return;
     }
@@ -2183,7 +2361,9 @@ void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling
   if (tiling.variant == 4) {
     if (args.out_u) throw std::logic_error("the point-stationary MLP pass does not evaluate");
     const PtLayout L = point_layout(net, tiling.points / 32, args.n_int, args.n_bnd);
-    point_kernel<T>(L.NT, Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(net, args, L);
+    point_kernel<T>(
+        L.NT, Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(
+        net, args, L);
     CUDA_CHECK_LAUNCH("mlp_point_kernel");
     return;
   }
