@@ -75,10 +75,10 @@ if ((!prebuilt)); then
   step build cmake --build build-gpu-mlp -j16 --target test_gpu rbfpde bench_gpu_mlp
 fi
 
-# The pass kernel's variants (kernels/cuda/mlp_kernels.cu): the tests run the defaults (4 =
-# point-stationary for the networks it takes, else 2 = tensor cores in double, 1 = SIMT in
-# float) on everything and each other variant forced (RBFPDE_MLP_VARIANT=3, 2, 1, 0) on the
-# parity tests.
+# The pass kernel's variants (kernels/cuda/mlp_kernels.cu, mlp_fast_kernel.cu and
+# mlp_point_kernel.cu): the tests run the defaults (4 = point-stationary for the networks it
+# takes from a wave of tiles up, else 2 = tensor cores in double, 1 = SIMT in float) on
+# everything and each other variant forced (RBFPDE_MLP_VARIANT=3, 2, 1, 0) on the parity tests.
 if want tests; then
   # Every test of the gpu label (the RBF backend's too: the loss sums the kernels share changed).
   step tests_default timeout 300 "$TEST"

@@ -1,5 +1,6 @@
 // The CUDA MLP backend (DESIGN.md §3): parameters, Adam moments, the batch and every activation
-// stay on the device; the kernels are in mlp_kernels.cu. One loss+gradient+Adam step is two
+// stay on the device; the kernels are in mlp_kernels.cu (variants 3 and 4 in mlp_fast_kernel.cu
+// and mlp_point_kernel.cu). One loss+gradient+Adam step is two
 // kernels (the fused pass, then the fixed-order reduction with Adam); train_steps() captures a
 // chunk of K steps as one CUDA graph (the per-step learning rates and bias corrections in a small
 // device array, the early stop in a device flag), so that the host syncs once per chunk.

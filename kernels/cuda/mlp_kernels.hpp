@@ -62,8 +62,8 @@ struct MlpTiling {
   int tiles_interior = 0, tiles_boundary = 0;
   int grid = 0;
   std::size_t shared_bytes = 0;
-  // Variant 3 (the register-resident pass: double, 2D, equal hidden widths ≤ 56): the
-  // per-warp pre-activation scratch it needs in MlpPassArgs::scratch, in elements.
+  // Variants 3 and 4 (the register-resident and point-stationary passes): the pre-activation
+  // scratch they need in MlpPassArgs::scratch (variant 4: and the blocks' loss sums), in elements.
   std::size_t scratch_elements = 0;
 };
 
@@ -89,7 +89,7 @@ struct MlpPassArgs {
   T* e = nullptr;
   T* b = nullptr;
   T* partials = nullptr;
-  T* scratch = nullptr;  // variant 3: MlpTiling::scratch_elements
+  T* scratch = nullptr;  // variants 3 and 4: MlpTiling::scratch_elements
   double* losses = nullptr;
   unsigned* counter = nullptr;  // zero between launches (the last block resets it)
   int* halt = nullptr;          // null: no early stop

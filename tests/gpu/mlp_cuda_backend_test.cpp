@@ -35,7 +35,9 @@ template <class T>
 double tolerance() {
   if (sizeof(T) == sizeof(double)) return 1e-12;
   const char* v = std::getenv("RBFPDE_MLP_VARIANT");
-  return v && (std::string(v) == "2" || std::string(v) == "4") ? kFloatMmaTolerance : 1e-5;
+  const char* pt = std::getenv("RBFPDE_MLP_PT_MMA");  // variant 4's products (default: FMA units)
+  const bool mma = (v && std::string(v) == "2") || (pt && std::atoi(pt) != 0);
+  return mma ? kFloatMmaTolerance : 1e-5;
 }
 
 MlpShape test_shape(int dim, const std::string& activation) {
@@ -469,7 +471,7 @@ struct PointCase {
 // Each case with one and two 32-point tiles per block against the CPU backend, and twice.
 template <class T>
 void check_point_pass(const std::vector<PointCase>& cases) {
-  const double tol = sizeof(T) == sizeof(double) ? 1e-12 : kFloatMmaTolerance;
+  const double tol = tolerance<T>();
   ScopedVariant forced("4");
   for (const char* tiles : {"1", "2"}) {
     ScopedEnv nt("RBFPDE_MLP_POINT_TILES", tiles);

@@ -1,0 +1,178 @@
+// Helpers shared by the CUDA MLP's kernel files: mlp_kernels.cu (variants 0–2, the reduction),
+// mlp_fast_kernel.cu (variant 3) and mlp_point_kernel.cu (variant 4); included by those alone.
+// They compile without -rdc, each file getting its own copy: everything here is inline or a
+// template.
+#pragma once
+
+#include <climits>
+
+#include "kernels/cuda/mlp_kernels.hpp"
+
+// Also compiled for the host, where emulate_mlp_pass runs variants 0–2's block code.
+#define MLP_HD __host__ __device__ __forceinline__
+
+namespace rbfpde::gpu::detail {
+
+inline int round4(int n) { return (n + 3) / 4 * 4; }
+
+// Four consecutive values from shared memory in 16-byte loads (p 16-byte aligned).
+MLP_HD void load4(const float* p, float (&v)[4]) {
+  const float4 q = *reinterpret_cast<const float4*>(p);
+  v[0] = q.x;
+  v[1] = q.y;
+  v[2] = q.z;
+  v[3] = q.w;
+}
+MLP_HD void load4(const double* p, double (&v)[4]) {
+  const double2 q0 = *reinterpret_cast<const double2*>(p);
+  const double2 q1 = *reinterpret_cast<const double2*>(p + 2);
+  v[0] = q0.x;
+  v[1] = q0.y;
+  v[2] = q1.x;
+  v[3] = q1.y;
+}
+
+// ---- mma.sync fragments (variant 2's tensor-core GEMMs, variants 3 and 4) --------------------
+// double: m16n8k4 .f64 (DMMA, exact FMA arithmetic in another summation order); float: m16n8k8
+// .tf32 split three ways (x = big + small, both TF32; A·B ≈ As·Bb + Ab·Bs + Ab·Bb), which keeps
+// float accuracy (the dropped As·Bs term is below 2⁻²² relative). Fragment coordinates of lane l
+// (g = l / 4, t = l % 4), PTX ISA "Matrix fragments for mma.m16n8k8/k4":
+//   A (16 × K): element i at row g + 8 (i % 2), column t + 4 (i / 2)
+//   B (K × 8):  element i at row t + 4 i, column g
+//   C (16 × 8): element i at row g + 8 (i / 2), column 2t + i % 2
+template <class T>
+struct MmaShape;
+template <>
+struct MmaShape<float> {
+  static constexpr int K = 8, NA = 4, NB = 2;
+};
+template <>
+struct MmaShape<double> {
+  static constexpr int K = 4, NA = 2, NB = 1;
+};
+
+MLP_HD int frag_a_row(int lane, int i) { return (lane >> 2) + 8 * (i & 1); }
+MLP_HD int frag_a_col(int lane, int i) { return (lane & 3) + 4 * (i >> 1); }
+MLP_HD int frag_b_row(int lane, int i) { return (lane & 3) + 4 * i; }
+MLP_HD int frag_b_col(int lane) { return lane >> 2; }
+MLP_HD int frag_c_row(int lane, int i) { return (lane >> 2) + 8 * (i >> 1); }
+MLP_HD int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
+
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(big) : "f"(x));
+  const float rest = x - __uint_as_float(big);
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(small) : "f"(rest));
+}
+
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// c += A·B for one fragment triple.
+__device__ __forceinline__ void mma_frag(float (&c)[4], const float (&fa)[4],
+                                         const float (&fb)[2]) {
+  unsigned ab[4], as[4], bb[2], bs[2];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) split_tf32(fa[i], ab[i], as[i]);
+#pragma unroll
+  for (int i = 0; i < 2; ++i) split_tf32(fb[i], bb[i], bs[i]);
+  mma_tf32(c, as, bb);
+  mma_tf32(c, ab, bs);
+  mma_tf32(c, ab, bb);
+}
+
+__device__ __forceinline__ void mma_frag(double (&c)[4], const double (&fa)[2],
+                                         const double (&fb)[1]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+      "{%0,%1,%2,%3};\n"
+      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+      : "d"(fa[0]), "d"(fa[1]), "d"(fb[0]));
+}
+#endif
+
+// ---- The loss: block sums and the last block's total ------------------------------------------
+// Σ v over the block in double, fixed order (a tree over a power of two after folding the
+// rest onto it); every thread calls it; scratch holds blockDim.x doubles.
+__device__ inline double block_sum(double v, double* scratch) {
+  scratch[threadIdx.x] = v;
+  __syncthreads();
+  int pow2 = 1;
+  while (2 * pow2 <= int(blockDim.x)) pow2 *= 2;
+  if (int(threadIdx.x) < int(blockDim.x) - pow2)
+    scratch[threadIdx.x] += scratch[threadIdx.x + pow2];
+  __syncthreads();
+  for (int w = pow2 / 2; w > 0; w /= 2) {
+    if (int(threadIdx.x) < w) scratch[threadIdx.x] += scratch[threadIdx.x + w];
+    __syncthreads();
+  }
+  const double r = scratch[0];
+  __syncthreads();
+  return r;
+}
+
+// Σ v² over n values in double, fixed order (strided per thread, then block_sum); every thread
+// of the block must call it. The loads bypass L1: other blocks wrote v.
+template <class T>
+__device__ double block_sum_squares(const T* v, int n, double* scratch) {
+  double s = 0;
+  for (int k = threadIdx.x; k < n; k += blockDim.x) {
+    const double x = double(__ldcg(v + k));
+    s += x * x;
+  }
+  return block_sum(s, scratch);
+}
+
+// The last block of a pass to finish (an integer ticket) sums the residuals every block wrote,
+// in a fixed order, into losses[3·step…], and sets the early-stop flag. Every thread calls it.
+// block_sums (variant 4): instead of the residuals, each block's {Σe², Σb²} (2 doubles a block).
+template <class T>
+__device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
+                                const double* block_sums = nullptr) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(a.counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  double se = 0, sb = 0;
+  if (block_sums) {
+    double pe = 0, pb = 0;
+    for (int k = threadIdx.x; k < int(gridDim.x); k += blockDim.x) {
+      pe += __ldcg(block_sums + 2 * k);
+      pb += __ldcg(block_sums + 2 * k + 1);
+    }
+    se = block_sum(pe, scratch);
+    sb = block_sum(pb, scratch);
+  } else {
+    se = block_sum_squares(a.e, a.n_int, scratch);
+    sb = block_sum_squares(a.b, a.n_bnd, scratch);
+  }
+  if (threadIdx.x == 0) {
+    const double nn = double(max(a.n_int, 1)), kk = double(max(a.n_bnd, 1));
+    const double loss = 0.5 * se / nn + 0.5 * a.penalty * sb / kk;
+    double* out = a.losses + 3 * a.step;
+    out[0] = loss;
+    out[1] = sqrt(se / nn);
+    out[2] = sqrt(sb / kk);
+    if (a.halt && a.halt[0] == INT_MAX) {
+      if (!isfinite(loss)) {
+        a.halt[0] = a.step;
+        a.halt[1] = 0;
+      } else if (loss < a.stop_below) {
+        a.halt[0] = a.step;
+        a.halt[1] = 1;
+      }
+    }
+    *a.counter = 0u;
+  }
+}
+
+}  // namespace rbfpde::gpu::detail

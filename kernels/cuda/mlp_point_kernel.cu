@@ -1,0 +1,856 @@
+// Variant 4 of the CUDA MLP pass (MlpTiling::variant; planned and launched from mlp_kernels.cu
+// through mlp_variants.hpp): mlp_point_kernel, the point-stationary training and residual pass
+// for 2D networks of hidden layers of one width ≤ 64 and one output: the default for their
+// training passes once the batch fills a wave of resident blocks, opt-in below that.
+// Launch: persistent blocks of 32·G·NT threads (G = ⌈width / 10⌉ feature groups, NT = 1 or, in
+// float, 2 tiles of 32 points), grid = the resident blocks or the tiles if fewer; dynamic shared
+// memory PtLayout::total elements (θ with zero-padded weight images, two stream buffers).
+// Napkin math: the FLOPs of mlp_kernels.cu's head comment; a training pass also writes every
+// hidden layer's pre-activations (4 streams × 10·G features a point) to a per-thread scratch in
+// global memory and reads each back at most twice (L2-resident): for 2-50-50-50-50-1 in double
+// about 18 KB a point, 0.3 GB a pass at 16384 + 1024. The section below has the structure and
+// the measurements.
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/mlp_device.cuh"
+#include "kernels/cuda/mlp_variants.hpp"
+#include "kernels/mlp_math.hpp"
+
+namespace rbfpde::gpu::detail {
+namespace {
+
+// ---- Variant 4: the point-stationary training pass (2D, equal hidden widths ≤ 64) -------------
+// Thread (q, g) of a block owns point slot q (lane + 32·tile-warp) and the kPtRows features
+// 10g … 10g + 9 of every hidden layer, with all four streams of its point in registers: the
+// forward GEMM Z = W X reads X's column block of its point from shared memory (16-byte loads,
+// consecutive lanes → consecutive points) and W's rows as broadcasts, 4 k at a time: 160 FMAs
+// on 40 independent accumulators per 14 loads, and the activation runs in place on the
+// accumulators (no second pass over shared memory). A block takes 32·NT points per tile, two
+// stream buffers (ping-pong) and one barrier per layer in the forward pass, two per layer in the
+// backward pass (24 barriers per 16 points in variants 0–2). The pre-activations of every hidden
+// layer go to a per-thread scratch (global, coalesced, L2-resident; each thread reads back only
+// what it wrote). Backward per hidden layer h, top down: P̄ = the activation adjoint of X̄
+// (registers) into buffer A, X_{h−1} recomputed from its pre-activations into buffer X (the
+// same ownership: features 10g … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
+// 5 × KB micro-tiles (consecutive lanes on consecutive X rows) added straight into the
+// block's partials row (one owner per entry, fixed order: same inputs, same bits), and
+// X̄_{h−1} = W_hᵀ P̄ into registers. In double both products run on the tensor cores instead
+// (pt_mma: DMMA from the same shared buffers; X̄ is staged in buffer X, one more barrier, and
+// read back by its owners): 2243 against 1913 it/s at 16384 + 1024 on an H200. In float
+// (3xTF32) that was slower, 4475 against 4546, so float keeps the FMA units. Boundary tiles carry
+// four points per lane, one in each stream slot (a boundary point needs only the value stream), so
+// the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums its
+// threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). bench/RESULTS.md has
+// the measurements and what was tried.
+constexpr int kPtRows = 10;
+constexpr int kPtMaxGroups = 7;  // hidden width ≤ 64 (features padded to 10 per thread)
+// Two tiles per block take at most 5 feature groups (width ≤ 50): 320 threads, whose launch
+// bound leaves 204 registers a thread (448 would cap them at 128).
+constexpr int pt_max_groups(int nt) { return nt == 2 ? 5 : kPtMaxGroups; }
+constexpr int kPtMaxWidth = 64;
+
+// Offsets (in T) of the block's shared memory, computed once on the host.
+struct PtLayout {
+  int H = 0, G = 0, NT = 0, NP = 0, threads = 0;
+  int Rr = 0;    // rows of a weight image and of the biases: 10·G
+  int Kq = 0;    // columns of a weight image (zero-padded; see point_layout)
+  int Kf = 0;    // … of them read by the forward GEMM: max(H, Rr) rounded up to 4
+  int rows = 0;  // rows of a stream buffer
+  int ldc = 0;   // row stride of a stream buffer: 4·NP padded to an odd number of 16-byte units
+  int kbn = 0;   // weight-gradient micro-tiles along k (KB rows each, strided by kbn)
+  int rbn = 0;   // … along r (5 consecutive rows each)
+  int off_w1 = 0, off_bias = 0, off_wo = 0, off_img = 0, off_buf0 = 0, off_buf1 = 0;
+  int off_seed = 0, off_xin = 0, total = 0;
+  int tiles_int = 0, tiles_bnd = 0;
+  int Ri = 0;  // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
+  // On the tensor cores (else the FMA units): 1 the weight gradient, 2 the adjoint X̄ = Wᵀ P̄.
+  // Both in double, neither in float (bench/RESULTS.md); RBFPDE_MLP_PT_MMA=0…3 sets it.
+  int mma = 0;
+};
+
+template <class T>
+MLP_HD void store4(T* p, const T (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    reinterpret_cast<double2*>(p)[0] = make_double2(v[0], v[1]);
+    reinterpret_cast<double2*>(p)[1] = make_double2(v[2], v[3]);
+  }
+#else
+  for (int i = 0; i < 4; ++i) p[i] = v[i];
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+template <class T>
+__device__ __forceinline__ void load2(const T* p, T& a, T& b) {
+  if constexpr (sizeof(T) == 4) {
+    const float2 v = *reinterpret_cast<const float2*>(p);
+    a = v.x, b = v.y;
+  } else {
+    const double2 v = *reinterpret_cast<const double2*>(p);
+    a = v.x, b = v.y;
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void pt_activate(T (&z)[4], Activation act);
+
+// Packed (boundary) tiles: every slot a value. Rolled loops over a local copy, not inlined:
+// these tiles are rare, and unrolled they would quadruple the kernel's inlined activations.
+template <class T, int A>
+__device__ __noinline__ void pt_activate_packed(T* v) {
+  for (int k = 0; k < 4 * kPtRows; ++k) {
+    T s, d1;
+    activation_value_slope(Activation(A), v[k], s, d1);
+    v[k] = s;
+  }
+}
+template <class T, int A>
+__device__ __noinline__ void pt_adjoint_packed(T* xb, const T* z) {
+  for (int k = 0; k < 4 * kPtRows; ++k) {
+    T s, d1;
+    activation_value_slope(Activation(A), z[k], s, d1);
+    xb[k] *= d1;
+  }
+}
+
+template <class T, int A>
+__device__ __forceinline__ void pt_activate_rows(T (&z)[kPtRows][4], bool packed) {
+  if (packed) {
+    T v[4 * kPtRows];
+#pragma unroll
+    for (int k = 0; k < 4 * kPtRows; ++k) v[k] = z[k / 4][k % 4];
+    pt_activate_packed<T, A>(v);
+#pragma unroll
+    for (int k = 0; k < 4 * kPtRows; ++k) z[k / 4][k % 4] = v[k];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kPtRows; ++i) pt_activate(z[i], Activation(A));
+}
+
+// The streams of a row in place: value, ∂x, ∂y, Δ.
+template <class T>
+__device__ __forceinline__ void pt_activate(T (&z)[4], Activation act) {
+  const ActivationTerms<T> t = activation_terms(act, z[0]);
+  const T ax = z[1], ay = z[2];
+  z[0] = t.s;
+  z[1] = t.d1 * ax;
+  z[2] = t.d1 * ay;
+  z[3] = t.d2 * (ax * ax + ay * ay) + t.d1 * z[3];
+}
+
+// X̄ → P̄ in place at pre-activations z (activation_backward's formulas).
+template <class T>
+__device__ __forceinline__ void pt_adjoint(T (&xb)[4], const T (&z)[4], Activation act) {
+  const ActivationTerms<T> t = activation_terms(act, z[0]);
+  const T ax = z[1], ay = z[2], c = z[3];
+  const T hb = xb[0], gx = xb[1], gy = xb[2], lb = xb[3];
+  xb[0] = hb * t.d1 + t.d2 * (gx * ax + gy * ay) + lb * (t.d3 * (ax * ax + ay * ay) + t.d2 * c);
+  xb[1] = gx * t.d1 + T(2) * lb * t.d2 * ax;
+  xb[2] = gy * t.d1 + T(2) * lb * t.d2 * ay;
+  xb[3] = lb * t.d1;
+}
+
+template <class T, int A>
+__device__ __forceinline__ void pt_adjoint_rows(T (&xb)[kPtRows][4], const T (&z)[kPtRows][4],
+                                                bool packed) {
+  if (packed) {
+    T v[4 * kPtRows], w[4 * kPtRows];
+#pragma unroll
+    for (int k = 0; k < 4 * kPtRows; ++k) v[k] = xb[k / 4][k % 4], w[k] = z[k / 4][k % 4];
+    pt_adjoint_packed<T, A>(v, w);
+#pragma unroll
+    for (int k = 0; k < 4 * kPtRows; ++k) xb[k / 4][k % 4] = v[k];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kPtRows; ++i) pt_adjoint(xb[i], z[i], Activation(A));
+}
+
+// Per-thread scratch of hidden layer h: element j of thread tid at base + (h·40 + j)·threads.
+template <class T>
+__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[kPtRows][4]) {
+#pragma unroll
+  for (int i = 0; i < kPtRows; ++i)
+#pragma unroll
+    for (int s = 0; s < 4; ++s) base[std::size_t(h * 4 * kPtRows + 4 * i + s) * threads] = z[i][s];
+}
+template <class T>
+__device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z)[kPtRows][4]) {
+#pragma unroll
+  for (int i = 0; i < kPtRows; ++i)
+#pragma unroll
+    for (int s = 0; s < 4; ++s) z[i][s] = base[std::size_t(h * 4 * kPtRows + 4 * i + s) * threads];
+}
+
+// ∂I/∂W (H × H, row-major at w_off of prow) += Σ over the tile's columns P̄[r][c] X[k][c], and
+// ∂I/∂b (b_off) += Σ over the value columns of P̄[r]. Micro-tile (rb, kb): rows 5rb … 5rb + 4,
+// columns kb + j·kbn (j < KB).
+template <class T, int KB>
+__device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar, const T* x,
+                                   const PtLayout& L, bool packed) {
+  const int H = L.H, ncol = 4 * L.NP;
+  for (int t = int(threadIdx.x); t < L.rbn * L.kbn; t += int(blockDim.x)) {
+    const int rb = t / L.kbn, kb = t % L.kbn;
+    T acc[5][KB];
+#pragma unroll
+    for (int i = 0; i < 5; ++i)
+#pragma unroll
+      for (int j = 0; j < KB; ++j) acc[i][j] = T(0);
+    // The micro-tiles of column block kb = 0 also own the bias rows: Σ over the value columns.
+    T sb[5] = {T(0), T(0), T(0), T(0), T(0)};
+    const bool bias_owner = kb == 0;
+
+    const T* pa = pbar + 5 * rb * L.ldc;
+    const T* px = x + kb * L.ldc;
+#pragma unroll 2
+    for (int c = 0; c < ncol; c += 4) {
+      T av[5][4], xv[KB][4];
+#pragma unroll
+      for (int i = 0; i < 5; ++i) load4(pa + i * L.ldc + c, av[i]);
+#pragma unroll
+      for (int j = 0; j < KB; ++j) load4(px + j * L.kbn * L.ldc + c, xv[j]);
+#pragma unroll
+      for (int i = 0; i < 5; ++i)
+#pragma unroll
+        for (int j = 0; j < KB; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][j] += av[i][e] * xv[j][e];
+      if (bias_owner) {
+#pragma unroll
+        for (int i = 0; i < 5; ++i)
+          sb[i] += packed ? (av[i][0] + av[i][1]) + (av[i][2] + av[i][3]) : av[i][0];
+      }
+    }
+    // All loads of the partials before any store: the read-modify-writes overlap. (Loaded
+    // before the column loop instead, they cost two blocks per SM their registers.)
+    T old[5][KB], old_b[5];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) {
+#pragma unroll
+      for (int j = 0; j < KB; ++j) {
+        const int r = 5 * rb + i, k = kb + j * L.kbn;
+        old[i][j] = r < H && k < H ? prow[w_off + r * H + k] : T(0);
+      }
+      old_b[i] = bias_owner && 5 * rb + i < H ? prow[b_off + 5 * rb + i] : T(0);
+    }
+#pragma unroll
+    for (int i = 0; i < 5; ++i)
+#pragma unroll
+      for (int j = 0; j < KB; ++j) {
+        const int r = 5 * rb + i, k = kb + j * L.kbn;
+        if (r < H && k < H) prow[w_off + r * H + k] = old[i][j] + acc[i][j];
+      }
+#pragma unroll
+    for (int i = 0; i < 5; ++i)
+      if (bias_owner && 5 * rb + i < H) prow[b_off + 5 * rb + i] = old_b[i] + sb[i];
+  }
+}
+
+// C = A·B on the tensor cores (mma.sync: DMMA in double, 3xTF32 in float; variant 2's fragment
+// coordinates) for the block's warps, operands in shared memory: A(m, k) = a[m·am + k·ak],
+// B(k, n) = b[k·bk + n·bn], k < K rounded up to the MMA's k (the operands must read as 0 or
+// finite there, and B as 0). Rows m of A are clamped to m_max and columns n of B to n_max
+// (reads stay in the matrices; the outputs they feed are past the matrix and dropped). Warp
+// units of UM × UN output tiles (16 × 8 each) share their fragments: per k-step UM A and UN B
+// fragments are loaded (and split, in float) once. epi(m, n, value) for every output of the
+// units (m < 16·UM·⌈M/16/UM⌉, n likewise): one owner lane each, fixed order.
+template <class T, int UM, int UN, class Epi>
+__device__ __forceinline__ void pt_mma(int M, int N, int K, const T* a, int am, int ak, int m_max,
+                                       const T* b, int bk, int bn, int n_max, Epi epi) {
+  using S = MmaShape<T>;
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+  const int warps = int(blockDim.x) >> 5, g = lane >> 2, t = lane & 3;
+  const int un = ((N + 7) / 8 + UN - 1) / UN, units = ((M + 15) / 16 + UM - 1) / UM * un;
+  for (int u = warp; u < units; u += warps) {
+    const int m0 = (u / un) * 16 * UM, n0 = (u % un) * 8 * UN;
+    int aoff[UM][2], boff[UN];
+#pragma unroll
+    for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) aoff[mi][e] = min(m0 + 16 * mi + g + 8 * e, m_max) * am + t * ak;
+#pragma unroll
+    for (int ni = 0; ni < UN; ++ni) boff[ni] = min(n0 + 8 * ni + g, n_max) * bn + t * bk;
+    T acc[UM][UN][4];
+#pragma unroll
+    for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < UN; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mi][ni][e] = T(0);
+#pragma unroll 2
+    for (int k = 0; k < K; k += S::K) {
+      if constexpr (sizeof(T) == sizeof(float)) {
+        unsigned ab[UM][4], as[UM][4], bb[UN][2], bs[UN][2];
+#pragma unroll
+        for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            split_tf32(a[aoff[mi][i & 1] + (k + 4 * (i >> 1)) * ak], ab[mi][i], as[mi][i]);
+#pragma unroll
+        for (int ni = 0; ni < UN; ++ni)
+#pragma unroll
+          for (int i = 0; i < 2; ++i)
+            split_tf32(b[boff[ni] + (k + 4 * i) * bk], bb[ni][i], bs[ni][i]);
+#pragma unroll
+        for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < UN; ++ni) {
+            mma_tf32(acc[mi][ni], as[mi], bb[ni]);
+            mma_tf32(acc[mi][ni], ab[mi], bs[ni]);
+            mma_tf32(acc[mi][ni], ab[mi], bb[ni]);
+          }
+      } else {
+        T fa[UM][2], fb[UN][1];
+#pragma unroll
+        for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) fa[mi][i] = a[aoff[mi][i] + k * ak];
+#pragma unroll
+        for (int ni = 0; ni < UN; ++ni) fb[ni][0] = b[boff[ni] + k * bk];
+#pragma unroll
+        for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < UN; ++ni) mma_frag(acc[mi][ni], fa[mi], fb[ni]);
+      }
+    }
+    epi.begin();
+#pragma unroll
+    for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < UN; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          epi.load(mi * UN * 4 + ni * 4 + e, m0 + 16 * mi + g + 8 * (e >> 1),
+                   n0 + 8 * ni + 2 * t + (e & 1));
+#pragma unroll
+    for (int mi = 0; mi < UM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < UN; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          epi.store(mi * UN * 4 + ni * 4 + e, m0 + 16 * mi + g + 8 * (e >> 1),
+                    n0 + 8 * ni + 2 * t + (e & 1), acc[mi][ni][e]);
+  }
+}
+
+// Epilogue of the weight gradient: ∂I/∂W[r][k] (H × H, row-major at w) += the product; all
+// loads of the partials before any store, so that the read-modify-writes overlap.
+template <class T, int NV>
+struct PtAddToPartials {
+  T* w;
+  int H;
+  T old[NV];
+  __device__ void begin() {}
+  __device__ void load(int j, int r, int k) { old[j] = r < H && k < H ? w[r * H + k] : T(0); }
+  __device__ void store(int j, int r, int k, T v) {
+    if (r < H && k < H) w[r * H + k] = old[j] + v;
+  }
+};
+
+// Epilogue of X̄ = Wᵀ P̄: rows m < rows of the stream buffer x (row stride ld).
+template <class T>
+struct PtStoreRows {
+  T* x;
+  int ld, rows;
+  __device__ void begin() {}
+  __device__ void load(int, int, int) {}
+  __device__ void store(int, int m, int n, T v) {
+    if (m < rows) x[m * ld + n] = v;
+  }
+};
+
+// ∂I/∂W (H × H at w_off of prow) += P̄ Xᵀ over the tile's columns on the tensor cores, and
+// ∂I/∂b (b_off) += Σ over the value columns of P̄ (every column in packed tiles) by the warps
+// without a unit (else by all).
+template <class T, int UM, int UN>
+__device__ void pt_weight_gradient_mma(T* prow, int w_off, int b_off, const T* pbar, const T* x,
+                                       const PtLayout& L, bool packed) {
+  const int H = L.H, ncol = 4 * L.NP;
+  pt_mma<T, UM, UN>(H, H, ncol, pbar, L.ldc, 1, H - 1, x, 1, L.ldc, H - 1,
+                    PtAddToPartials<T, UM * UN * 4>{prow + w_off, H, {}});
+  const int un = ((H + 7) / 8 + UN - 1) / UN, units = ((H + 15) / 16 + UM - 1) / UM * un;
+  const int busy = min(units, int(blockDim.x) / 32) * 32;
+  const int first = busy < int(blockDim.x) ? busy : 0;
+  for (int r = int(threadIdx.x) - first; r >= 0 && r < H; r += int(blockDim.x) - first) {
+    const T* pr = pbar + r * L.ldc;
+    T sum = T(0);
+    if (packed) {
+      for (int c = 0; c < ncol; c += 4) {
+        T v[4];
+        load4(pr + c, v);
+        sum += (v[0] + v[1]) + (v[2] + v[3]);
+      }
+    } else {
+      for (int c = 0; c < ncol; c += 4) sum += pr[c];
+    }
+    prow[b_off + r] += sum;
+  }
+}
+
+#endif
+
+// One instantiation per activation (A: rbfpde::Activation): the others' code (sin's argument
+// reduction above all) would otherwise sit in every row's inlined activation.
+// Registers: at most 168 a thread in float (two blocks of 160 threads per SM; left free, the
+// compiler takes 255 and one block fits), the launch bound's share otherwise.
+template <class T, int NT, int A>
+__global__ void __maxnreg__(sizeof(T) == sizeof(float)
+                                ? 168
+                                : std::min(255, 65536 / (32 * pt_max_groups(NT) * NT) / 8 * 8))
+    mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
+#if defined(__CUDA_ARCH__)
+  if (a.halt && a.halt[0] < a.step) return;
+  extern __shared__ __align__(16) unsigned char mlp_smem[];
+  T* const sm = reinterpret_cast<T*>(mlp_smem);
+  constexpr int R = kPtRows, KB = 4 / NT;
+  const int H = L.H, G = L.G, Lh = net.layers - 1, np = net.n_params;
+  const int tid = int(threadIdx.x), nth = int(blockDim.x);
+  const int lane = tid & 31, warp = tid >> 5, g = warp % G, q = (warp / G) * 32 + lane;
+  const int r0 = R * g;
+  T* const w1 = sm + L.off_w1;       // Rr × 2
+  T* const bias = sm + L.off_bias;   // Lh × Rr
+  T* const wo = sm + L.off_wo;       // Kq, then the output bias at [Kq]
+  T* const img = sm + L.off_img;     // (Lh − 1) × Ri × Kq: W_l row-major, zero-padded
+  T* const seeds = sm + L.off_seed;  // NP × 4
+  T* const xin = sm + L.off_xin;     // NP × 8: the input coordinates of the tile's points
+
+  for (int k = tid; k < L.total; k += nth) sm[k] = T(0);
+  __syncthreads();
+  // θ through the read-only path (__ldg): the loads need not wait for the stores before them.
+  const T* const th = a.theta;
+  for (int k = tid; k < 2 * H; k += nth) w1[k] = __ldg(th + net.w_offset[0] + k);
+  for (int h = 1; h <= Lh; ++h)
+    for (int k = tid; k < H; k += nth)
+      bias[(h - 1) * L.Rr + k] = __ldg(th + net.b_offset[h - 1] + k);
+  for (int k = tid; k < H; k += nth) wo[k] = __ldg(th + net.w_offset[Lh] + k);
+  if (tid == 0) wo[L.Kq] = __ldg(th + net.b_offset[Lh]);
+  for (int l = 1; l < Lh; ++l)
+#pragma unroll 4
+    for (int k = tid; k < H * H; k += nth)
+      img[(l - 1) * L.Ri * L.Kq + (k / H) * L.Kq + k % H] = __ldg(th + net.w_offset[l] + k);
+  const bool train = a.partials != nullptr;  // else residuals and the loss only
+  T* const prow = train ? a.partials + std::size_t(blockIdx.x) * np : nullptr;
+  if (train)
+    for (int k = tid; k < np; k += nth) prow[k] = T(0);
+  T* const scr = a.scratch + std::size_t(blockIdx.x) * Lh * 4 * R * nth + tid;
+  __syncthreads();
+
+  const int tiles = L.tiles_int + L.tiles_bnd;
+  double sum_e = 0, sum_b = 0;  // this thread's Σe², Σb² (the loss: block sums, then the grid's)
+  for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
+    const bool packed = tile >= L.tiles_int;  // boundary: four points per lane
+    const int start = packed ? (tile - L.tiles_int) * 4 * L.NP : tile * L.NP;
+    const T* pts = packed ? a.x_bnd : a.x_int;
+    const int n = packed ? a.n_bnd : a.n_int;
+    // Input coordinates of the slots (x', the map applied); dead slots get 0.
+    T x0[4], x1[4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      const int p = packed ? start + 4 * q + s : start + q;
+      const bool live = (packed || s == 0) && p < n;
+      x0[s] = live ? net.scale[0] * pts[2 * p] + net.shift[0] : T(0);
+      x1[s] = live ? net.scale[1] * pts[2 * p + 1] + net.shift[1] : T(0);
+    }
+    if (g == 0)
+#pragma unroll
+      for (int s = 0; s < 4; ++s) xin[8 * q + 2 * s] = x0[s], xin[8 * q + 2 * s + 1] = x1[s];
+
+    // Forward: hidden layer 1 from the inputs, then Z = W X (+ b on the value slots); one
+    // activation site for all layers (the kernel's code size is its instruction cache's).
+    T z[R][4];
+    T* in = sm + L.off_buf1;
+    T* out = sm + L.off_buf0;
+    for (int l = 0; l < Lh; ++l) {
+      if (l == 0) {
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+          const int r = r0 + i;
+          const T wa = r < H ? w1[2 * r] : T(0), wb = r < H ? w1[2 * r + 1] : T(0);
+          const T b = bias[r];
+          if (packed) {
+#pragma unroll
+            for (int s = 0; s < 4; ++s) z[i][s] = wa * x0[s] + wb * x1[s] + b;
+          } else {
+            z[i][0] = wa * x0[0] + wb * x1[0] + b;
+            z[i][1] = wa * net.scale[0];
+            z[i][2] = wb * net.scale[1];
+            z[i][3] = T(0);
+          }
+        }
+      } else {
+        const T* w = img + (l - 1) * L.Ri * L.Kq + r0 * L.Kq;
+        const T* bl = bias + l * L.Rr + r0;
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+          z[i][0] = bl[i];
+          z[i][1] = packed ? bl[i] : T(0);
+          z[i][2] = packed ? bl[i] : T(0);
+          z[i][3] = packed ? bl[i] : T(0);
+        }
+        const T* xc = in + 4 * q;
+#pragma unroll 2
+        for (int k = 0; k < L.Kf; k += 4) {
+          T xv[4][4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j) load4(xc + (k + j) * L.ldc, xv[j]);
+#pragma unroll
+          for (int i = 0; i < R; ++i) {
+            T wv[4];
+            load4(w + i * L.Kq + k, wv);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+              for (int s = 0; s < 4; ++s) z[i][s] += wv[j] * xv[j][s];
+          }
+        }
+      }
+      if (train) pt_save(scr, l, nth, z);
+      pt_activate_rows<T, A>(z, packed);
+#pragma unroll
+      for (int i = 0; i < R; ++i) store4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
+      __syncthreads();
+      T* t = in;
+      in = out;
+      out = t;
+    }
+
+    // Output: u (value slots) and Δu, residuals, seeds ∂I/∂(output streams) per slot.
+    if (g == 0) {
+      T sd[4] = {T(0), T(0), T(0), T(0)};
+      T acc[4] = {T(0), T(0), T(0), T(0)};
+      for (int r = 0; r < H; ++r) {
+        T xv[4];
+        load4(in + r * L.ldc + 4 * q, xv);
+#pragma unroll
+        for (int s = 0; s < 4; ++s) acc[s] += wo[r] * xv[s];
+      }
+      if (packed) {
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+          const int p = start + 4 * q + s;
+          if (p < n) {
+            const T b = acc[s] + wo[L.Kq] - a.p[p];
+            a.b[p] = b;
+            sd[s] = b * a.lam_k;
+            sum_b += double(b) * double(b);
+          }
+        }
+      } else if (start + q < n) {
+        const int p = start + q;
+        const T e = acc[3] - a.f[p];
+        a.e[p] = e;
+        sd[3] = e * a.inv_n;
+        sum_e += double(e) * double(e);
+      }
+      store4(seeds + 4 * q, sd);
+    }
+    __syncthreads();
+    if (!train) continue;  // the next tile writes `in` and the seeds after barriers of its own
+    // ∂I/∂w_out, ∂I/∂b_out (one owner each; `in` holds X_Lh).
+    for (int r = tid; r <= H; r += nth) {
+      T s = T(0);
+      for (int qq = 0; qq < L.NP; ++qq) {
+        T sd[4], xv[4];
+        load4(seeds + 4 * qq, sd);
+        if (r < H) {
+          load4(in + r * L.ldc + 4 * qq, xv);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s += sd[e] * xv[e];
+        } else {
+          s += packed ? sd[0] + sd[1] + sd[2] + sd[3] : sd[0];
+        }
+      }
+      T* const o = prow + (r < H ? net.w_offset[Lh] + r : net.b_offset[Lh]);
+      *o += s;
+    }
+    // X̄ of the last hidden layer: seed ⊗ w_out.
+    T xb[R][4];
+    {
+      T sd[4];
+      load4(seeds + 4 * q, sd);
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        const T w = r0 + i < H ? wo[r0 + i] : T(0);
+#pragma unroll
+        for (int s = 0; s < 4; ++s) xb[i][s] = sd[s] * w;
+      }
+    }
+    T* const pb = out;  // P̄ buffer (free since the last forward barrier)
+    T* const xs = in;   // X_{h−1} buffer (read above until the next barrier)
+    __syncthreads();
+    for (int h = Lh; h >= 1; --h) {
+      pt_load(scr, h - 1, nth, z);
+      pt_adjoint_rows<T, A>(xb, z, packed);
+#pragma unroll
+      for (int i = 0; i < R; ++i) store4(pb + (r0 + i) * L.ldc + 4 * q, xb[i]);
+      if (h >= 2) {
+        pt_load(scr, h - 2, nth, z);
+        pt_activate_rows<T, A>(z, packed);
+#pragma unroll
+        for (int i = 0; i < R; ++i) store4(xs + (r0 + i) * L.ldc + 4 * q, z[i]);
+      }
+      __syncthreads();
+      if (h >= 2) {
+        if (L.mma & 1)
+          pt_weight_gradient_mma<T, 2, 4 / NT>(prow, net.w_offset[h - 1], net.b_offset[h - 1], pb,
+                                               xs, L, packed);
+        else
+          pt_weight_gradient<T, KB>(prow, net.w_offset[h - 1], net.b_offset[h - 1], pb, xs, L,
+                                    packed);
+        if (L.mma & 2) {
+          // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a barrier)
+          // and read back into the registers of its owners.
+          __syncthreads();
+          pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, INT_MAX / 2, pb,
+                          L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{xs, L.ldc, L.Rr});
+          __syncthreads();
+#pragma unroll
+          for (int i = 0; i < R; ++i) load4(xs + (r0 + i) * L.ldc + 4 * q, xb[i]);
+          continue;  // the next layer writes only what its own threads read: no barrier
+        }
+        // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + 9 of every row of W.
+        const T* w = img + (h - 2) * L.Ri * L.Kq + r0;
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+          for (int s = 0; s < 4; ++s) xb[i][s] = T(0);
+        const T* pc = pb + 4 * q;
+#pragma unroll 2
+        for (int r = 0; r < H; ++r) {
+          T pv[4], wv[R];
+          load4(pc + r * L.ldc, pv);
+#pragma unroll
+          for (int i = 0; i < R; i += 2) load2(w + r * L.Kq + i, wv[i], wv[i + 1]);
+#pragma unroll
+          for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int s = 0; s < 4; ++s) xb[i][s] += wv[i] * pv[s];
+        }
+      } else {
+        // Hidden layer 1's weights W_1 (H × 2) and bias: x' of the slot, ∂x'_j/∂x_j = scale_j.
+        for (int r = tid; r < H; r += nth) {
+          T s0 = T(0), s1 = T(0), sb = T(0);
+          const T* pr = pb + r * L.ldc;
+          for (int qq = 0; qq < L.NP; ++qq) {
+            T pv[4];
+            load4(pr + 4 * qq, pv);
+            if (packed) {
+#pragma unroll
+              for (int s = 0; s < 4; ++s) {
+                s0 += pv[s] * xin[8 * qq + 2 * s];
+                s1 += pv[s] * xin[8 * qq + 2 * s + 1];
+                sb += pv[s];
+              }
+            } else {
+              s0 += pv[0] * xin[8 * qq] + pv[1] * net.scale[0];
+              s1 += pv[0] * xin[8 * qq + 1] + pv[2] * net.scale[1];
+              sb += pv[0];
+            }
+          }
+          const T o0 = prow[net.w_offset[0] + 2 * r], o1 = prow[net.w_offset[0] + 2 * r + 1],
+                  ob = prow[net.b_offset[0] + r];
+          prow[net.w_offset[0] + 2 * r] = o0 + s0;
+          prow[net.w_offset[0] + 2 * r + 1] = o1 + s1;
+          prow[net.b_offset[0] + r] = ob + sb;
+        }
+      }
+      __syncthreads();
+    }
+  }
+  if (!a.losses) return;
+  __shared__ double loss_scratch[32 * pt_max_groups(NT) * NT];
+  double* const block_sums = reinterpret_cast<double*>(
+      a.scratch + std::size_t(gridDim.x) * Lh * 4 * R * nth);  // after every block's Z scratch
+  sum_e = block_sum(sum_e, loss_scratch);
+  sum_b = block_sum(sum_b, loss_scratch);
+  if (tid == 0) {
+    block_sums[2 * blockIdx.x] = sum_e;
+    block_sums[2 * blockIdx.x + 1] = sum_b;
+  }
+  last_block_loss(a, loss_scratch, block_sums);
+#endif
+}
+
+// Variant 4 takes 2D networks of equal hidden widths ≤ kPtMaxWidth with one output, for
+// training passes; NT tile-warps (32 points each) per block.
+template <class T>
+bool point_pass_fits(const MlpNetView<T>& net) {
+  const int Lh = net.layers - 1;
+  if (net.dim != 2 || Lh < 1 || net.sizes[net.layers] != 1) return false;
+  for (int l = 1; l <= Lh; ++l)
+    if (net.sizes[l] != net.sizes[1]) return false;
+  return net.sizes[1] <= kPtMaxWidth;
+}
+
+template <class T>
+PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
+  PtLayout L;
+  const int H = net.sizes[1], Lh = net.layers - 1, kb = 4 / nt;
+  L.H = H;
+  L.G = (H + kPtRows - 1) / kPtRows;
+  L.NT = nt;
+  L.NP = 32 * nt;
+  L.threads = 32 * L.G * nt;
+  L.Rr = kPtRows * L.G;
+  // Columns ≡ 8 or 24 (mod 32): the adjoint's A fragments (lanes along m and k) are then
+  // conflict-free.
+  L.Kq = (std::max(H, L.Rr) + 7) / 8 * 8;
+  if (L.Kq % 16 == 0) L.Kq += 8;
+  L.Ri = (L.Rr + 7) / 8 * 8;
+  L.Kf = round4(std::max(H, L.Rr));
+  L.kbn = (H + kb - 1) / kb;
+  L.rbn = (H + 4) / 5;
+  L.rows = (std::max({L.Ri, L.Kq, 5 * L.rbn, kb * L.kbn}) + 7) / 8 * 8;
+  L.ldc = 4 * L.NP + 16 / int(sizeof(T));  // an odd number of 16-byte units
+  int off = 0;
+  auto take = [&](int n) {
+    const int o = off;
+    off += round4(n);
+    return o;
+  };
+  L.off_w1 = take(2 * L.Rr);
+  L.off_bias = take(Lh * L.Rr);
+  L.off_wo = take(L.Kq + 1);
+  L.off_img = take((Lh - 1) * L.Ri * L.Kq);
+  L.off_buf0 = take(L.rows * L.ldc);
+  L.off_buf1 = take(L.rows * L.ldc);
+  L.off_seed = take(4 * L.NP);
+  L.off_xin = take(8 * L.NP);
+  L.total = off;
+  L.tiles_int = (n_int + L.NP - 1) / L.NP;
+  L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
+  L.mma = sizeof(T) == sizeof(double) ? 3 : 0;
+  if (const char* v = std::getenv("RBFPDE_MLP_PT_MMA")) L.mma = std::atoi(v) & 3;
+  return L;
+}
+
+template <class T>
+using PointKernel = void (*)(MlpNetView<T>, MlpPassArgs<T>, PtLayout);
+
+template <class T, int NT>
+PointKernel<T> point_kernel_nt(Activation act) {
+  switch (act) {
+    case Activation::kSin:
+      return mlp_point_kernel<T, NT, int(Activation::kSin)>;
+    case Activation::kSigmoid:
+      return mlp_point_kernel<T, NT, int(Activation::kSigmoid)>;
+    case Activation::kTanh:
+    default:
+      return mlp_point_kernel<T, NT, int(Activation::kTanh)>;
+  }
+}
+
+// Two tiles per block in float only (double's would need 128 registers a thread and spill).
+template <class T>
+constexpr int kPtMaxTiles = sizeof(T) == sizeof(double) ? 1 : 2;
+
+template <class T>
+PointKernel<T> point_kernel(int nt, Activation act) {
+  if constexpr (kPtMaxTiles<T> == 2)
+    if (nt == 2) return point_kernel_nt<T, 2>(act);
+  return point_kernel_nt<T, 1>(act);
+}
+
+std::size_t point_static_bytes(int nt) {  // loss scratch and flag of the last block
+  return std::size_t(32 * pt_max_groups(nt) * nt) * sizeof(double) + 64;
+}
+
+template <class T>
+void configure_point_kernels(const DeviceLimits& limits) {
+  static const bool configured = [&] {
+    for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt)
+      for (Activation act : {Activation::kTanh, Activation::kSin, Activation::kSigmoid}) {
+        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(nt, act),
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(limits.shared_optin - point_static_bytes(nt))));
+        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(nt, act),
+                                        cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+      }
+    return true;
+  }();
+  (void)configured;
+}
+
+}  // namespace
+
+template <class T>
+bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
+                       const DeviceLimits& limits, MlpTiling& t) {
+  // Variant 4 (the point-stationary pass) for the training passes of the networks it takes:
+  // when asked for (RBFPDE_MLP_VARIANT=4), and by default when its tiles fill at least one wave
+  // of resident blocks (bench/RESULTS.md: below that the tiled kernels are faster).
+  // RBFPDE_MLP_POINT_TILES=1|2 sets its 32-point tiles per block (bench_gpu_mlp),
+  // else the one with the fewest rounds of resident blocks.
+  if (gradient && point_pass_fits(net) && (want == 4 || want == -1)) {
+    configure_point_kernels<T>(limits);
+    int forced_nt = 0;
+    if (const char* p = std::getenv("RBFPDE_MLP_POINT_TILES")) forced_nt = std::atoi(p);
+    int best_nt = 0, best_rounds = 0, best_resident = 0;
+    for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt) {
+      if (forced_nt >= 1 && forced_nt <= 2 && nt != forced_nt) continue;
+      const PtLayout L = point_layout(net, nt, n_int, n_bnd);
+      if (L.G > pt_max_groups(nt)) continue;
+      const std::size_t bytes = std::size_t(L.total) * sizeof(T);
+      if (bytes + point_static_bytes(nt) > limits.shared_optin) continue;
+      int per_sm = 0;
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, point_kernel<T>(nt, Activation(net.activation)), L.threads, bytes));
+      if (per_sm < 1) continue;
+      const int resident = per_sm * limits.sms;
+      // Rounds of the busiest SM, in units of 32-point tiles.
+      const int per_sm_tiles = (L.tiles_int + L.tiles_bnd + resident - 1) / resident * per_sm;
+      const int rounds = per_sm_tiles * nt;
+      if (best_nt == 0 || rounds < best_rounds) {
+        best_nt = nt;
+        best_rounds = rounds;
+        best_resident = resident;
+      }
+    }
+    const PtLayout best = point_layout(net, std::max(best_nt, 1), n_int, n_bnd);
+    if (best_nt != 0 && (want == 4 || best.tiles_int + best.tiles_bnd >= best_resident)) {
+      const PtLayout& L = best;
+      t.variant = 4;
+      t.points = L.NP;
+      t.tiles_interior = L.tiles_int;
+      t.tiles_boundary = L.tiles_bnd;
+      t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, best_resident));
+      t.shared_bytes = std::size_t(L.total) * sizeof(T);
+      // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
+      t.scratch_elements =
+          std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * kPtRows * std::size_t(L.threads) +
+          std::size_t(t.grid) * 2 * sizeof(double) / sizeof(T);
+      return true;
+    }
+  }
+  return false;
+}
+
+template <class T>
+void launch_point_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
+                       const MlpPassArgs<T>& args) {
+  if (args.out_u) throw std::logic_error("the point-stationary MLP pass does not evaluate");
+  const PtLayout L = point_layout(net, tiling.points / 32, args.n_int, args.n_bnd);
+  point_kernel<T>(
+      L.NT, Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(
+      net, args, L);
+  CUDA_CHECK_LAUNCH("mlp_point_kernel");
+}
+
+#define RBFPDE_MLP_POINT_INSTANTIATE(T)                                                 \
+  template bool plan_point_tiling<T>(const MlpNetView<T>&, int, int, bool, int,         \
+                                     const DeviceLimits&, MlpTiling&);                  \
+  template void launch_point_pass<T>(MlpStream, const MlpNetView<T>&, const MlpTiling&, \
+                                     const MlpPassArgs<T>&);
+RBFPDE_MLP_POINT_INSTANTIATE(float)
+RBFPDE_MLP_POINT_INSTANTIATE(double)
+#undef RBFPDE_MLP_POINT_INSTANTIATE
+
+}  // namespace rbfpde::gpu::detail
