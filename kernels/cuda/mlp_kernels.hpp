@@ -51,7 +51,8 @@ MlpNetView<T> make_mlp_net_view(const MlpOptions& options);
 struct MlpTiling {
   // The kernel: 2 = tensor-core GEMMs (mma.sync: DMMA in double, 3xTF32 in float), 512
   // threads, the default in double where variant 4 is not; SIMT: 1 = 2 × 4 micro-tiles, 512
-  // threads, the default in float where variant 4 is not; 0 = 4 × 4, 256. RBFPDE_MLP_VARIANT=0|1|2 overrides the default (tests, benchmarks).
+  // threads, the default in float where variant 4 is not; 0 = 4 × 4, 256.
+  // RBFPDE_MLP_VARIANT=0|1|2 overrides the default (tests, benchmarks).
   // 3: the register-resident pass (double, 2D, equal hidden widths ≤ 56), opt-in.
   // 4: the point-stationary pass (2D, equal hidden widths ≤ 64, one output), the default for
   //    the training passes of the networks it takes once the batch fills a wave of its blocks
