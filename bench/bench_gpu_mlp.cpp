@@ -176,7 +176,8 @@ int main(int argc, char** argv) {
       bench<double>("double", problem, n, k);
     }
   }
-  // Its weight gradient (1) and adjoint (2) on the tensor cores or the FMA units (RBFPDE_MLP_PT_MMA).
+  // Its weight gradient (1) and adjoint (2) on the tensor cores or the FMA units
+  // (RBFPDE_MLP_PT_MMA).
   for (const char* mma : {"0", "1", "2", "3"}) {
     setenv("RBFPDE_MLP_PT_MMA", mma, 1);
     for (const char* nt : {"1", "2"}) {
