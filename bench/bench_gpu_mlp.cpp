@@ -119,7 +119,8 @@ void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) 
 
 // `bench_gpu_mlp profile float|double`: five loss_and_gradient() calls at 16384 + 1024, the
 // third with the pass kernel's phase timing on (printed), for a profiler (ncu -k
-// regex:mlp_pass --launch-skip 2) to look at that one.
+// regex:mlp_pass --launch-skip 2) to look at that one. Variant 4's phases need a build with
+// -DRBFPDE_MLP_POINT_PHASES in CMAKE_CUDA_FLAGS (mlp_point_kernel.cu).
 template <class T>
 void profile_passes(const Problem& problem) {
   MlpShape shape;
@@ -132,10 +133,27 @@ void profile_passes(const Problem& problem) {
   for (int i = 0; i < 2; ++i) backend->loss_and_gradient();
   unsigned long long total = 0;
   for (unsigned long long c : cycles) total += c;
-  std::printf("block 0 phase cycles (one pass; slots ≥ 32: boundary tiles), total %llu\n", total);
-  for (std::size_t k = 0; k < cycles.size(); ++k)
-    if (cycles[k])
-      std::printf("  phase %2zu: %10llu (%4.1f %%)\n", k, cycles[k], 100.0 * cycles[k] / total);
+  // Variant 4's phases (slots 64 + phase, boundary tiles 80 + phase; mlp_point_kernel.cu).
+  static const char* const point_phase[] = {"prologue (θ)",
+                                            "forward, layer 1",
+                                            "forward, layers 2…",
+                                            "output and seeds",
+                                            "∂I/∂w_out",
+                                            "adjoint, X staged",
+                                            "∂I/∂W (thread 0)",
+                                            "X̄ = Wᵀ P̄",
+                                            "∂I/∂W_1",
+                                            "loss"};
+  std::printf(
+      "block 0 phase cycles (one pass; slots 32–63: boundary tiles; 64–: variant 4, 80–: its "
+      "boundary tiles), total %llu\n",
+      total);
+  for (std::size_t k = 0; k < cycles.size(); ++k) {
+    if (!cycles[k]) continue;
+    const std::size_t p = k >= 64 ? (k - 64) % 16 : 0;
+    std::printf("  phase %2zu: %10llu (%4.1f %%) %s\n", k, cycles[k], 100.0 * cycles[k] / total,
+                k >= 64 && p < 10 ? point_phase[p] : "");
+  }
 }
 
 int main(int argc, char** argv) {
@@ -176,16 +194,13 @@ int main(int argc, char** argv) {
       bench<double>("double", problem, n, k);
     }
   }
-  // Its weight gradient (1) and adjoint (2) on the tensor cores or the FMA units
-  // (RBFPDE_MLP_PT_MMA).
+  // Double's weight gradient (1) and adjoint (2) on the tensor cores or the FMA units
+  // (RBFPDE_MLP_PT_MMA; float's are on the FMA units).
+  setenv("RBFPDE_MLP_POINT_TILES", "1", 1);
   for (const char* mma : {"0", "1", "2", "3"}) {
     setenv("RBFPDE_MLP_PT_MMA", mma, 1);
-    for (const char* nt : {"1", "2"}) {
-      std::printf("\nvariant 4, %s tile(s) a block, RBFPDE_MLP_PT_MMA=%s\n", nt, mma);
-      setenv("RBFPDE_MLP_POINT_TILES", nt, 1);
-      bench<float>("float", problem, 16384, 1024);
-      if (nt[0] == '1') bench<double>("double", problem, 16384, 1024);
-    }
+    std::printf("\nvariant 4, double, RBFPDE_MLP_PT_MMA=%s\n", mma);
+    bench<double>("double", problem, 16384, 1024);
   }
   unsetenv("RBFPDE_MLP_PT_MMA");
   unsetenv("RBFPDE_MLP_POINT_TILES");

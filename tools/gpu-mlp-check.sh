@@ -82,7 +82,8 @@ fi
 if want tests; then
   # Every test of the gpu label (the RBF backend's too: the loss sums the kernels share changed).
   step tests_default timeout 300 "$TEST"
-  # Variant 4's products on the FMA units or the tensor cores (1: weight gradient, 2: adjoint)
+  # Variant 4's products in double on the FMA units or the tensor cores (1: weight gradient,
+  # 2: adjoint; float's are on the FMA units whatever it says)
   for m in 0 1 2 3; do
     step "tests_variant4mma$m" timeout 120 env RBFPDE_MLP_PT_MMA=$m "$TEST" --gtest_filter='CudaMlpPointPass*'
   done

@@ -823,11 +823,14 @@ void set_mlp_phase_timing(bool on) {
     const unsigned long long zero[kMlpPhaseSlots] = {};
     CUDA_CHECK(cudaMemcpyToSymbol(g_phase_cycles, zero, sizeof(zero)));
   }
+  detail::set_point_phase_timing(on);
 }
 
 std::vector<unsigned long long> mlp_phase_cycles() {
   std::vector<unsigned long long> v(kMlpPhaseSlots);
   CUDA_CHECK(cudaMemcpyFromSymbol(v.data(), g_phase_cycles, sizeof(unsigned long long) * v.size()));
+  const std::vector<unsigned long long> point = detail::point_phase_cycles();
+  v.insert(v.end(), point.begin(), point.end());
   return v;
 }
 

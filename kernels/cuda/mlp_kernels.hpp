@@ -140,7 +140,8 @@ void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T*
 
 // Phase timing (bench_gpu_mlp profile): while on, block 0 of every pass adds the clock cycles
 // of each barrier interval of its tiles to slot `phase` (interior tiles) or 32 + phase
-// (boundary tiles); turning it on zeroes the slots.
+// (boundary tiles); variant 4 to slot 64 + its phase (mlp_point_kernel.cu's PtPhase; boundary
+// tiles 80 + phase). Turning it on zeroes the slots.
 void set_mlp_phase_timing(bool on);
 std::vector<unsigned long long> mlp_phase_cycles();
 

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <stdexcept>
+#include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/mlp_device.cuh"
@@ -68,9 +69,15 @@ struct PtLayout {
   int tiles_int = 0, tiles_bnd = 0;
   int Ri = 0;  // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
   // On the tensor cores (else the FMA units): 1 the weight gradient, 2 the adjoint X̄ = Wᵀ P̄.
-  // Both in double, neither in float (bench/RESULTS.md); RBFPDE_MLP_PT_MMA=0…3 sets it.
+  // Double only (kPtTensorCores), both by default; RBFPDE_MLP_PT_MMA=0…3 sets it.
   int mma = 0;
 };
+
+// Double runs two of its products on the tensor cores (DMMA) and is faster for it; float, with
+// 3xTF32, was slower (4475 against 4546 it/s at 16384 + 1024 on an H200, bench/RESULTS.md), so
+// its kernels are compiled without that code (50 KB less of it in the instruction cache).
+template <class T>
+constexpr bool kPtTensorCores = sizeof(T) == sizeof(double);
 
 template <class T>
 MLP_HD void store4(T* p, const T (&v)[4]) {
@@ -254,17 +261,18 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
   }
 }
 
-// C = A·B on the tensor cores (mma.sync: DMMA in double, 3xTF32 in float; variant 2's fragment
+// C = A·B on the tensor cores (mma.sync DMMA, double: see kPtTensorCores; variant 2's fragment
 // coordinates) for the block's warps, operands in shared memory: A(m, k) = a[m·am + k·ak],
 // B(k, n) = b[k·bk + n·bn], k < K rounded up to the MMA's k (the operands must read as 0 or
 // finite there, and B as 0). Rows m of A are clamped to m_max and columns n of B to n_max
 // (reads stay in the matrices; the outputs they feed are past the matrix and dropped). Warp
 // units of UM × UN output tiles (16 × 8 each) share their fragments: per k-step UM A and UN B
-// fragments are loaded (and split, in float) once. epi(m, n, value) for every output of the
+// fragments are loaded once. epi(m, n, value) for every output of the
 // units (m < 16·UM·⌈M/16/UM⌉, n likewise): one owner lane each, fixed order.
 template <class T, int UM, int UN, class Epi>
 __device__ __forceinline__ void pt_mma(int M, int N, int K, const T* a, int am, int ak, int m_max,
                                        const T* b, int bk, int bn, int n_max, Epi epi) {
+  static_assert(sizeof(T) == sizeof(double), "the point pass's MMAs are DMMA only");
   using S = MmaShape<T>;
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
   const int warps = int(blockDim.x) >> 5, g = lane >> 2, t = lane & 3;
@@ -287,39 +295,17 @@ __device__ __forceinline__ void pt_mma(int M, int N, int K, const T* a, int am, 
         for (int e = 0; e < 4; ++e) acc[mi][ni][e] = T(0);
 #pragma unroll 2
     for (int k = 0; k < K; k += S::K) {
-      if constexpr (sizeof(T) == sizeof(float)) {
-        unsigned ab[UM][4], as[UM][4], bb[UN][2], bs[UN][2];
+      T fa[UM][2], fb[UN][1];
 #pragma unroll
-        for (int mi = 0; mi < UM; ++mi)
+      for (int mi = 0; mi < UM; ++mi)
 #pragma unroll
-          for (int i = 0; i < 4; ++i)
-            split_tf32(a[aoff[mi][i & 1] + (k + 4 * (i >> 1)) * ak], ab[mi][i], as[mi][i]);
+        for (int i = 0; i < 2; ++i) fa[mi][i] = a[aoff[mi][i] + k * ak];
 #pragma unroll
-        for (int ni = 0; ni < UN; ++ni)
+      for (int ni = 0; ni < UN; ++ni) fb[ni][0] = b[boff[ni] + k * bk];
 #pragma unroll
-          for (int i = 0; i < 2; ++i)
-            split_tf32(b[boff[ni] + (k + 4 * i) * bk], bb[ni][i], bs[ni][i]);
+      for (int mi = 0; mi < UM; ++mi)
 #pragma unroll
-        for (int mi = 0; mi < UM; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < UN; ++ni) {
-            mma_tf32(acc[mi][ni], as[mi], bb[ni]);
-            mma_tf32(acc[mi][ni], ab[mi], bs[ni]);
-            mma_tf32(acc[mi][ni], ab[mi], bb[ni]);
-          }
-      } else {
-        T fa[UM][2], fb[UN][1];
-#pragma unroll
-        for (int mi = 0; mi < UM; ++mi)
-#pragma unroll
-          for (int i = 0; i < 2; ++i) fa[mi][i] = a[aoff[mi][i] + k * ak];
-#pragma unroll
-        for (int ni = 0; ni < UN; ++ni) fb[ni][0] = b[boff[ni] + k * bk];
-#pragma unroll
-        for (int mi = 0; mi < UM; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < UN; ++ni) mma_frag(acc[mi][ni], fa[mi], fb[ni]);
-      }
+        for (int ni = 0; ni < UN; ++ni) mma_frag(acc[mi][ni], fa[mi], fb[ni]);
     }
     epi.begin();
 #pragma unroll
@@ -397,6 +383,28 @@ __device__ void pt_weight_gradient_mma(T* prow, int w_off, int b_off, const T* p
 
 #endif
 
+// Phase timing (bench_gpu_mlp profile), compiled in with -DRBFPDE_MLP_POINT_PHASES only (its
+// flag test and clock registers cost 2–4 % at 16384 + 1024 even when off): while
+// g_pt_phase_timing is set, thread 0 of block 0 adds the clock cycles between its phase marks to
+// g_pt_phase_cycles[phase] (interior tiles) or [kPtPhaseSlots / 2 + phase] (boundary tiles).
+// Marks after barriers time the block; the weight gradient's mark (no barrier) times thread 0's
+// own share, the rest of it lands in the next phase.
+enum PtPhase {
+  kPtPrologue,    // θ into shared memory (once a block)
+  kPtForward1,    // the tile's inputs and hidden layer 1
+  kPtForward,     // hidden layers 2 … (the GEMM and the activation)
+  kPtOutput,      // the output layer, residuals and seeds
+  kPtOutputGrad,  // ∂I/∂w_out, ∂I/∂b_out
+  kPtAdjoint,     // P̄ through the activation, X_{h−1} recomputed, both staged
+  kPtWeightGrad,  // ∂I/∂W_h
+  kPtXbar,  // X̄_{h−1} = W_hᵀ P̄ (and, on the FMA units, waiting for the weight gradient)
+  kPtFirstGrad,  // ∂I/∂W_1, ∂I/∂b_1
+  kPtLoss,       // the block's loss sums and the last block's (once a block)
+};
+constexpr int kPtPhaseSlots = 32;
+__device__ unsigned long long g_pt_phase_cycles[kPtPhaseSlots];
+__device__ int g_pt_phase_timing;
+
 // One instantiation per activation (A: rbfpde::Activation): the others' code (sin's argument
 // reduction above all) would otherwise sit in every row's inlined activation.
 // Registers: at most 168 a thread in float (two blocks of 160 threads per SM; left free, the
@@ -422,6 +430,23 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
   T* const seeds = sm + L.off_seed;  // NP × 4
   T* const xin = sm + L.off_xin;     // NP × 8: the input coordinates of the tile's points
 
+#if defined(RBFPDE_MLP_POINT_PHASES)
+  const bool timing = g_pt_phase_timing && blockIdx.x == 0 && tid == 0;
+  long long t_mark = timing ? clock64() : 0;
+  int slot_base = 0;
+  auto mark = [&](int phase) {
+    if (timing) {
+      const long long now = clock64();
+      g_pt_phase_cycles[slot_base + phase] += (unsigned long long)(now - t_mark);
+      t_mark = now;
+    }
+  };
+  auto mark_base = [&](int base) { slot_base = base; };
+#else
+  auto mark = [](int) {};
+  auto mark_base = [](int) {};
+#endif
+
   for (int k = tid; k < L.total; k += nth) sm[k] = T(0);
   __syncthreads();
   // θ through the read-only path (__ldg): the loads need not wait for the stores before them.
@@ -442,11 +467,13 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
     for (int k = tid; k < np; k += nth) prow[k] = T(0);
   T* const scr = a.scratch + std::size_t(blockIdx.x) * Lh * 4 * R * nth + tid;
   __syncthreads();
+  mark(kPtPrologue);
 
   const int tiles = L.tiles_int + L.tiles_bnd;
   double sum_e = 0, sum_b = 0;  // this thread's Σe², Σb² (the loss: block sums, then the grid's)
   for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
     const bool packed = tile >= L.tiles_int;  // boundary: four points per lane
+    mark_base(packed ? kPtPhaseSlots / 2 : 0);
     const int start = packed ? (tile - L.tiles_int) * 4 * L.NP : tile * L.NP;
     const T* pts = packed ? a.x_bnd : a.x_int;
     const int n = packed ? a.n_bnd : a.n_int;
@@ -517,6 +544,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
 #pragma unroll
       for (int i = 0; i < R; ++i) store4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
       __syncthreads();
+      mark(l == 0 ? kPtForward1 : kPtForward);
       T* t = in;
       in = out;
       out = t;
@@ -553,6 +581,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
       store4(seeds + 4 * q, sd);
     }
     __syncthreads();
+    mark(kPtOutput);
     if (!train) continue;  // the next tile writes `in` and the seeds after barriers of its own
     // ∂I/∂w_out, ∂I/∂b_out (one owner each; `in` holds X_Lh).
     for (int r = tid; r <= H; r += nth) {
@@ -586,6 +615,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
     T* const pb = out;  // P̄ buffer (free since the last forward barrier)
     T* const xs = in;   // X_{h−1} buffer (read above until the next barrier)
     __syncthreads();
+    mark(kPtOutputGrad);
     for (int h = Lh; h >= 1; --h) {
       pt_load(scr, h - 1, nth, z);
       pt_adjoint_rows<T, A>(xb, z, packed);
@@ -598,23 +628,30 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
         for (int i = 0; i < R; ++i) store4(xs + (r0 + i) * L.ldc + 4 * q, z[i]);
       }
       __syncthreads();
+      mark(kPtAdjoint);
       if (h >= 2) {
-        if (L.mma & 1)
-          pt_weight_gradient_mma<T, 2, 4 / NT>(prow, net.w_offset[h - 1], net.b_offset[h - 1], pb,
-                                               xs, L, packed);
-        else
-          pt_weight_gradient<T, KB>(prow, net.w_offset[h - 1], net.b_offset[h - 1], pb, xs, L,
-                                    packed);
-        if (L.mma & 2) {
-          // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a barrier)
-          // and read back into the registers of its owners.
-          __syncthreads();
-          pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, INT_MAX / 2, pb,
-                          L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{xs, L.ldc, L.Rr});
-          __syncthreads();
+        const int w_off = net.w_offset[h - 1], b_off = net.b_offset[h - 1];
+        if constexpr (kPtTensorCores<T>) {
+          if (L.mma & 1)
+            pt_weight_gradient_mma<T, 2, 4 / NT>(prow, w_off, b_off, pb, xs, L, packed);
+          else
+            pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed);
+          mark(kPtWeightGrad);
+          if (L.mma & 2) {
+            // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a
+            // barrier) and read back into the registers of its owners.
+            __syncthreads();
+            pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, INT_MAX / 2,
+                            pb, L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{xs, L.ldc, L.Rr});
+            __syncthreads();
 #pragma unroll
-          for (int i = 0; i < R; ++i) load4(xs + (r0 + i) * L.ldc + 4 * q, xb[i]);
-          continue;  // the next layer writes only what its own threads read: no barrier
+            for (int i = 0; i < R; ++i) load4(xs + (r0 + i) * L.ldc + 4 * q, xb[i]);
+            mark(kPtXbar);
+            continue;  // the next layer writes only what its own threads read: no barrier
+          }
+        } else {
+          pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed);
+          mark(kPtWeightGrad);
         }
         // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + 9 of every row of W.
         const T* w = img + (h - 2) * L.Ri * L.Kq + r0;
@@ -663,8 +700,10 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
         }
       }
       __syncthreads();
+      mark(h >= 2 ? kPtXbar : kPtFirstGrad);
     }
   }
+  mark_base(0);
   if (!a.losses) return;
   __shared__ double loss_scratch[32 * pt_max_groups(NT) * NT];
   double* const block_sums = reinterpret_cast<double*>(
@@ -676,6 +715,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
     block_sums[2 * blockIdx.x + 1] = sum_b;
   }
   last_block_loss(a, loss_scratch, block_sums);
+  mark(kPtLoss);
 #endif
 }
 
@@ -727,8 +767,9 @@ PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
   L.total = off;
   L.tiles_int = (n_int + L.NP - 1) / L.NP;
   L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
-  L.mma = sizeof(T) == sizeof(double) ? 3 : 0;
-  if (const char* v = std::getenv("RBFPDE_MLP_PT_MMA")) L.mma = std::atoi(v) & 3;
+  L.mma = kPtTensorCores<T> ? 3 : 0;
+  if (const char* v = std::getenv("RBFPDE_MLP_PT_MMA"); v && kPtTensorCores<T>)
+    L.mma = std::atoi(v) & 3;
   return L;
 }
 
@@ -780,6 +821,22 @@ void configure_point_kernels(const DeviceLimits& limits) {
 }
 
 }  // namespace
+
+void set_point_phase_timing(bool on) {
+  const int flag = on ? 1 : 0;
+  CUDA_CHECK(cudaMemcpyToSymbol(g_pt_phase_timing, &flag, sizeof(flag)));
+  if (on) {
+    const unsigned long long zero[kPtPhaseSlots] = {};
+    CUDA_CHECK(cudaMemcpyToSymbol(g_pt_phase_cycles, zero, sizeof(zero)));
+  }
+}
+
+std::vector<unsigned long long> point_phase_cycles() {
+  std::vector<unsigned long long> v(kPtPhaseSlots);
+  CUDA_CHECK(
+      cudaMemcpyFromSymbol(v.data(), g_pt_phase_cycles, sizeof(unsigned long long) * v.size()));
+  return v;
+}
 
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,

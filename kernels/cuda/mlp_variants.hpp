@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "kernels/cuda/mlp_kernels.hpp"
 
@@ -35,6 +36,10 @@ void launch_fast_pass(MlpStream stream, const MlpNetView<double>& net, const Mlp
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
                        const DeviceLimits& limits, MlpTiling& t);
+// Its phase timing (mlp_kernels.hpp's set_mlp_phase_timing): on zeroes the slots; the cycles
+// of each PtPhase (mlp_point_kernel.cu), interior tiles in slots 0–15, boundary tiles 16–31.
+void set_point_phase_timing(bool on);
+std::vector<unsigned long long> point_phase_cycles();
 // Throws std::logic_error for an evaluation pass (args.out_u).
 template <class T>
 void launch_point_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
