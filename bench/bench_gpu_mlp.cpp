@@ -194,16 +194,6 @@ int main(int argc, char** argv) {
       bench<double>("double", problem, n, k);
     }
   }
-  // Double's weight gradient (1) and adjoint (2) on the tensor cores or the FMA units
-  // (RBFPDE_MLP_PT_MMA; float's are on the FMA units).
-  setenv("RBFPDE_MLP_POINT_TILES", "1", 1);
-  for (const char* mma : {"0", "1", "2", "3"}) {
-    setenv("RBFPDE_MLP_PT_MMA", mma, 1);
-    std::printf("\nvariant 4, double, RBFPDE_MLP_PT_MMA=%s\n", mma);
-    bench<double>("double", problem, 16384, 1024);
-  }
-  unsetenv("RBFPDE_MLP_PT_MMA");
-  unsetenv("RBFPDE_MLP_POINT_TILES");
   // Every other kernel variant forced (3 is opt-in), and tiles smaller than the planner's
   // choice (mlp_kernels.cu), in the same run.
   for (const char* v : {"3", "2", "1", "0"}) {

@@ -82,11 +82,6 @@ fi
 if want tests; then
   # Every test of the gpu label (the RBF backend's too: the loss sums the kernels share changed).
   step tests_default timeout 300 "$TEST"
-  # Variant 4's products in double on the FMA units or the tensor cores (1: weight gradient,
-  # 2: adjoint; float's are on the FMA units whatever it says)
-  for m in 0 1 2 3; do
-    step "tests_variant4mma$m" timeout 120 env RBFPDE_MLP_PT_MMA=$m "$TEST" --gtest_filter='CudaMlpPointPass*'
-  done
   for v in 3 2 1 0; do
     step "tests_variant$v" timeout 120 env RBFPDE_MLP_VARIANT=$v "$TEST" \
       --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*:CudaMlpRegisterPass*'
@@ -136,17 +131,15 @@ if want memcheck; then
       --tool memcheck --leak-check full --error-exitcode 1 "$TEST" --gtest_filter="$MEMCHECK_FILTER$extra"
   done
 fi
-# Variant 4 (the test forces it) with its products on the FMA units (0) and the tensor cores (3).
-for m in 0 3; do
-  if want memcheck; then
-    step "sanitizers_memcheck_variant4mma$m" timeout 150 env RBFPDE_MLP_PT_MMA=$m compute-sanitizer \
-      --tool memcheck --leak-check full --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*'
-  fi
-  if want racecheck; then
-    step "sanitizers_racecheck_variant4mma$m" timeout 200 env RBFPDE_MLP_PT_MMA=$m compute-sanitizer \
-      --tool racecheck --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*'
-  fi
-done
+# Variant 4 (the test forces it): float on the FMA units, double on the tensor cores.
+if want memcheck; then
+  step sanitizers_memcheck_variant4 timeout 150 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*'
+fi
+if want racecheck; then
+  step sanitizers_racecheck_variant4 timeout 200 compute-sanitizer --tool racecheck \
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*'
+fi
 if want racecheck; then
   for v in 2 1; do
     extra=$([ "$v" = 2 ] && echo ':CudaMlpRegisterPass*')

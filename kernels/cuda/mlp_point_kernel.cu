@@ -68,14 +68,12 @@ struct PtLayout {
   int off_seed = 0, off_xin = 0, total = 0;
   int tiles_int = 0, tiles_bnd = 0;
   int Ri = 0;  // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
-  // On the tensor cores (else the FMA units): 1 the weight gradient, 2 the adjoint X̄ = Wᵀ P̄.
-  // Double only (kPtTensorCores), both by default; RBFPDE_MLP_PT_MMA=0…3 sets it.
-  int mma = 0;
 };
 
-// Double runs two of its products on the tensor cores (DMMA) and is faster for it; float, with
-// 3xTF32, was slower (4475 against 4546 it/s at 16384 + 1024 on an H200, bench/RESULTS.md), so
-// its kernels are compiled without that code (50 KB less of it in the instruction cache).
+// Double runs the weight gradient and the adjoint on the tensor cores (DMMA: 2243 against 1913
+// it/s on the FMA units at 16384 + 1024 on an H200); float, with 3xTF32, was slower (4475
+// against 4546), so it keeps the FMA units (bench/RESULTS.md). Each kernel holds only its own
+// path: the other one's code in the instruction cache cost float 1–4 %.
 template <class T>
 constexpr bool kPtTensorCores = sizeof(T) == sizeof(double);
 
@@ -632,23 +630,18 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
       if (h >= 2) {
         const int w_off = net.w_offset[h - 1], b_off = net.b_offset[h - 1];
         if constexpr (kPtTensorCores<T>) {
-          if (L.mma & 1)
-            pt_weight_gradient_mma<T, 2, 4 / NT>(prow, w_off, b_off, pb, xs, L, packed);
-          else
-            pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed);
+          pt_weight_gradient_mma<T, 2, 4 / NT>(prow, w_off, b_off, pb, xs, L, packed);
           mark(kPtWeightGrad);
-          if (L.mma & 2) {
-            // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a
-            // barrier) and read back into the registers of its owners.
-            __syncthreads();
-            pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, INT_MAX / 2,
-                            pb, L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{xs, L.ldc, L.Rr});
-            __syncthreads();
+          // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a barrier)
+          // and read back into the registers of its owners.
+          __syncthreads();
+          pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, INT_MAX / 2, pb,
+                          L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{xs, L.ldc, L.Rr});
+          __syncthreads();
 #pragma unroll
-            for (int i = 0; i < R; ++i) load4(xs + (r0 + i) * L.ldc + 4 * q, xb[i]);
-            mark(kPtXbar);
-            continue;  // the next layer writes only what its own threads read: no barrier
-          }
+          for (int i = 0; i < R; ++i) load4(xs + (r0 + i) * L.ldc + 4 * q, xb[i]);
+          mark(kPtXbar);
+          continue;  // the next layer writes only what its own threads read: no barrier
         } else {
           pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed);
           mark(kPtWeightGrad);
@@ -767,9 +760,6 @@ PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
   L.total = off;
   L.tiles_int = (n_int + L.NP - 1) / L.NP;
   L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
-  L.mma = kPtTensorCores<T> ? 3 : 0;
-  if (const char* v = std::getenv("RBFPDE_MLP_PT_MMA"); v && kPtTensorCores<T>)
-    L.mma = std::atoi(v) & 3;
   return L;
 }
 
