@@ -265,8 +265,10 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
 // finite there, and B as 0). Rows m of A are clamped to m_max and columns n of B to n_max
 // (reads stay in the matrices; the outputs they feed are past the matrix and dropped). Warp
 // units of UM × UN output tiles (16 × 8 each) share their fragments: per k-step UM A and UN B
-// fragments are loaded once. epi(m, n, value) for every output of the
-// units (m < 16·UM·⌈M/16/UM⌉, n likewise): one owner lane each, fixed order.
+// fragments are loaded once. For every output of the units (m < 16·UM·⌈M/16/UM⌉, n likewise;
+// one owner lane each, fixed order) the epilogue gets epi.load(j, m, n), then, after all of the
+// lane's loads, epi.store(j, m, n, value); j numbers the lane's outputs (read-modify-writes
+// overlap).
 template <class T, int UM, int UN, class Epi>
 __device__ __forceinline__ void pt_mma(int M, int N, int K, const T* a, int am, int ak, int m_max,
                                        const T* b, int bk, int bn, int n_max, Epi epi) {
@@ -305,23 +307,19 @@ __device__ __forceinline__ void pt_mma(int M, int N, int K, const T* a, int am, 
 #pragma unroll
         for (int ni = 0; ni < UN; ++ni) mma_frag(acc[mi][ni], fa[mi], fb[ni]);
     }
-    epi.begin();
+    // f(j, m, n, value) for the lane's outputs: accumulator j at row m, column n.
+    auto each_output = [&](auto&& f) {
 #pragma unroll
-    for (int mi = 0; mi < UM; ++mi)
+      for (int mi = 0; mi < UM; ++mi)
 #pragma unroll
-      for (int ni = 0; ni < UN; ++ni)
+        for (int ni = 0; ni < UN; ++ni)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          epi.load(mi * UN * 4 + ni * 4 + e, m0 + 16 * mi + g + 8 * (e >> 1),
-                   n0 + 8 * ni + 2 * t + (e & 1));
-#pragma unroll
-    for (int mi = 0; mi < UM; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < UN; ++ni)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          epi.store(mi * UN * 4 + ni * 4 + e, m0 + 16 * mi + g + 8 * (e >> 1),
-                    n0 + 8 * ni + 2 * t + (e & 1), acc[mi][ni][e]);
+          for (int e = 0; e < 4; ++e)
+            f(mi * UN * 4 + ni * 4 + e, m0 + 16 * mi + g + 8 * (e >> 1),
+              n0 + 8 * ni + 2 * t + (e & 1), acc[mi][ni][e]);
+    };
+    each_output([&](int j, int m, int n, T) { epi.load(j, m, n); });  // every load, then
+    each_output([&](int j, int m, int n, T v) { epi.store(j, m, n, v); });
   }
 }
 
@@ -332,7 +330,6 @@ struct PtAddToPartials {
   T* w;
   int H;
   T old[NV];
-  __device__ void begin() {}
   __device__ void load(int j, int r, int k) { old[j] = r < H && k < H ? w[r * H + k] : T(0); }
   __device__ void store(int j, int r, int k, T v) {
     if (r < H && k < H) w[r * H + k] = old[j] + v;
@@ -344,7 +341,6 @@ template <class T>
 struct PtStoreRows {
   T* x;
   int ld, rows;
-  __device__ void begin() {}
   __device__ void load(int, int, int) {}
   __device__ void store(int, int m, int n, T v) {
     if (m < rows) x[m * ld + n] = v;
