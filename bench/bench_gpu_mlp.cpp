@@ -117,6 +117,8 @@ void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) 
 
 }  // namespace
 
+// `bench_gpu_mlp crossover`: variant 4 against the tiled kernels at batch sizes around the
+// planner's switch (main).
 // `bench_gpu_mlp profile float|double`: five loss_and_gradient() calls at 16384 + 1024, the
 // third with the pass kernel's phase timing on (printed), for a profiler (ncu -k
 // regex:mlp_pass --launch-skip 2) to look at that one. Variant 4's phases need a build with
@@ -172,6 +174,31 @@ int main(int argc, char** argv) {
   auto probe = make_cuda_mlp_backend<float>(MlpOptions{});
   std::printf("device: %s\n", probe->device_name().c_str());
   probe.reset();
+  if (argc == 2 && std::string(argv[1]) == "crossover") {
+    // Batch sizes around the planner's switch to variant 4 (kPtDefaultTilesPerSm in
+    // mlp_point_kernel.cu): variant 4 against the tiled kernel the planner takes below it (1 in
+    // float, 2 in double), each forced, then the default.
+    std::printf(
+        "| precision | points N + K | it/s | it/s (sync per step) | TFLOP/s | variant / "
+        "tile / grid | loss |\n|---|---|---|---|---|---|---|\n");
+    for (auto [n, k] : {std::pair{2048, 128}, std::pair{4096, 256}, std::pair{6144, 384},
+                        std::pair{8192, 512}, std::pair{12288, 768}}) {
+      for (const char* v : {"4", "tiled", "default"}) {
+        auto force = [&](const char* variant) {
+          if (v[0] == 'd')
+            unsetenv("RBFPDE_MLP_VARIANT");
+          else
+            setenv("RBFPDE_MLP_VARIANT", v[0] == '4' ? "4" : variant, 1);
+        };
+        force("1");
+        bench<float>("float", problem, n, k);
+        force("2");
+        bench<double>("double", problem, n, k);
+      }
+    }
+    unsetenv("RBFPDE_MLP_VARIANT");
+    return 0;
+  }
   std::printf(
       "| precision | points N + K | it/s (graph, 200 steps/sync) | it/s (sync per step) | "
       "TFLOP/s (graph) | variant / tile / grid | loss over the last repeat |\n"

@@ -77,7 +77,7 @@ fi
 
 # The pass kernel's variants (kernels/cuda/mlp_kernels.cu, mlp_fast_kernel.cu and
 # mlp_point_kernel.cu): the tests run the defaults (4 = point-stationary for the networks it
-# takes from a wave of tiles up, else 2 = tensor cores in double, 1 = SIMT in float) on
+# takes from its crossover batch size up, else 2 = tensor cores in double, 1 = SIMT in float) on
 # everything and each other variant forced (RBFPDE_MLP_VARIANT=3, 2, 1, 0) on the parity tests.
 if want tests; then
   # Every test of the gpu label (the RBF backend's too: the loss sums the kernels share changed).

@@ -1,7 +1,8 @@
 // Variant 4 of the CUDA MLP pass (MlpTiling::variant; planned and launched from mlp_kernels.cu
 // through mlp_variants.hpp): mlp_point_kernel, the point-stationary training and residual pass
 // for 2D networks of hidden layers of one width ≤ 64 and one output: the default for their
-// training passes once the batch fills a wave of resident blocks, opt-in below that.
+// training passes from about 0.75 (float) or 3 (double) of its 32-point tiles per SM, opt-in
+// below that (kPtDefaultTilesPerSm).
 // Launch: persistent blocks of 32·G·NT threads (G = ⌈width / 10⌉ feature groups, NT = 1 or, in
 // float, 2 tiles of 32 points), grid = the resident blocks or the tiles if fewer; dynamic shared
 // memory PtLayout::total elements (θ with zero-padded weight images, two stream buffers).
@@ -824,12 +825,21 @@ std::vector<unsigned long long> point_phase_cycles() {
   return v;
 }
 
+// The default switches to variant 4 from this many of its tiles (32 points) per SM. A tile takes
+// about 110 µs in float and 220 µs in double however few there are, while the tiled kernels'
+// time grows with the batch. Measured crossover (bench_gpu_mlp crossover, H200, 132 SMs):
+// float between 65 and 130 tiles (variant 1: 84 µs at 2048 + 128, 128 µs at 4096 + 256) and
+// double between 260 and 388 (variant 2 still 12 % faster at 8192 + 512, 1.5 % slower at
+// 12288 + 768).
+template <class T>
+constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 3.0 : 0.75;
+
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
                        const DeviceLimits& limits, MlpTiling& t) {
   // Variant 4 (the point-stationary pass) for the training passes of the networks it takes:
-  // when asked for (RBFPDE_MLP_VARIANT=4), and by default when its tiles fill at least one wave
-  // of resident blocks (bench/RESULTS.md: below that the tiled kernels are faster).
+  // when asked for (RBFPDE_MLP_VARIANT=4), and by default from kPtDefaultTilesPerSm tiles an SM
+  // (below that the tiled kernels are faster).
   // RBFPDE_MLP_POINT_TILES=1|2 sets its 32-point tiles per block (bench_gpu_mlp),
   // else the one with the fewest rounds of resident blocks.
   if (gradient && point_pass_fits(net) && (want == 4 || want == -1)) {
@@ -858,7 +868,8 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
       }
     }
     const PtLayout best = point_layout(net, std::max(best_nt, 1), n_int, n_bnd);
-    if (best_nt != 0 && (want == 4 || best.tiles_int + best.tiles_bnd >= best_resident)) {
+    const int tiles = best.tiles_int + best.tiles_bnd;
+    if (best_nt != 0 && (want == 4 || tiles >= kPtDefaultTilesPerSm<T> * limits.sms)) {
       const PtLayout& L = best;
       t.variant = 4;
       t.points = L.NP;

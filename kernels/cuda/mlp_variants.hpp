@@ -31,8 +31,8 @@ void launch_fast_pass(MlpStream stream, const MlpNetView<double>& net, const Mlp
                       const MlpPassArgs<double>& args);
 
 // Variant 4 (float and double): training passes of 2D networks of hidden layers all of one width
-// ≤ 64 and one output, when asked for (want == 4) or by default (want == -1) once its tiles fill
-// a wave of resident blocks. Configures its kernels (once) when the network fits.
+// ≤ 64 and one output, when asked for (want == 4) or by default (want == -1) from a number of
+// tiles per SM (kPtDefaultTilesPerSm). Configures its kernels (once) when the network fits.
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
                        const DeviceLimits& limits, MlpTiling& t);

@@ -555,11 +555,14 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
   EXPECT_NE(gpu::plan_mlp_tiling(gpu::make_mlp_net_view<T>(mlp_options(wide, 7.0)), 201, 53, true)
                 .variant,
             4);
-  // By default: batches of at least a wave of tiles; not small batches or passes without the
-  // gradient.
+  // By default: batches past the measured crossover (float about 0.75 tiles an SM, double 3);
+  // not small batches or passes without the gradient.
   MlpShape bench;
   const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(bench, 7.0));
   EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant, 4);
+  const bool is_float = sizeof(T) == sizeof(float);
+  EXPECT_EQ(gpu::plan_mlp_tiling(net, 6144, 384, true).variant, is_float ? 4 : 2);
+  EXPECT_EQ(gpu::plan_mlp_tiling(net, 8192, 512, true).variant, is_float ? 4 : 2);
   EXPECT_NE(gpu::plan_mlp_tiling(net, 1200, 120, true).variant, 4);
   EXPECT_NE(gpu::plan_mlp_tiling(net, 16384, 1024, false).variant, 4);
   {
