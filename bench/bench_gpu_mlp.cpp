@@ -221,6 +221,20 @@ int main(int argc, char** argv) {
       bench<double>("double", problem, n, k);
     }
   }
+  // Variant 4 in double: the hidden layers' forward GEMM on the FP64 FMA units against DMMA
+  // (the default), around the planner's switch and at the benchmark's size.
+  unsetenv("RBFPDE_MLP_POINT_TILES");
+  for (const char* fwd : {"fma", "mma"}) {
+    std::printf(
+        "\nvariant 4, double, forward GEMM on the %s (RBFPDE_MLP_VARIANT=4, "
+        "RBFPDE_MLP_POINT_FORWARD=%s)\n",
+        fwd[0] == 'f' ? "FP64 FMA units" : "tensor cores (DMMA)", fwd);
+    setenv("RBFPDE_MLP_POINT_FORWARD", fwd, 1);
+    for (auto [n, k] : {std::pair{4096, 256}, std::pair{8192, 512}, std::pair{12288, 768},
+                        std::pair{16384, 1024}})
+      bench<double>("double", problem, n, k);
+  }
+  unsetenv("RBFPDE_MLP_POINT_FORWARD");
   // Every other kernel variant forced (3 is opt-in), and tiles smaller than the planner's
   // choice (mlp_kernels.cu), in the same run.
   for (const char* v : {"3", "2", "1", "0"}) {

@@ -13,7 +13,11 @@ of 200 steps:
          rbfpde's 200-step CUDA graph).
 A fixed batch (as the C++ bench); --fresh draws fresh uniform points every step inside the jit.
 
-Usage: python3 bench/jax_mlp.py [float32|float64|both] [--fresh]
+JAX's default float32 matmuls run on TF32 tensor cores on this GPU (10-bit mantissa); rbfpde's
+float pass is full FP32 arithmetic. --highest sets jax_default_matmul_precision to "highest"
+(true float32 dot products, the same arithmetic as rbfpde's) for a like-for-like figure.
+
+Usage: python3 bench/jax_mlp.py [float32|float64|both] [--fresh] [--highest]
 """
 import statistics
 import sys
@@ -130,10 +134,13 @@ def bench(dtype, n, k, fresh):
 def main():
     which = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "both"
     fresh = "--fresh" in sys.argv
+    precision = "highest" if "--highest" in sys.argv else "default"
+    if precision == "highest":
+        jax.config.update("jax_default_matmul_precision", "highest")
     dtypes = {"float32": [jnp.float32], "float64": [jnp.float64],
               "both": [jnp.float32, jnp.float64]}[which]
     print("jax", jax.__version__, "device:", jax.devices()[0].device_kind,
-          "batch:", "fresh" if fresh else "fixed")
+          "batch:", "fresh" if fresh else "fixed", "matmul precision:", precision)
     print("| precision | points N + K | it/s (loop) | it/s (scan 200) | last loss |")
     print("|---|---|---|---|---|")
     for n, k in ((1200, 120), (16384, 1024)):

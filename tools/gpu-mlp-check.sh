@@ -5,7 +5,10 @@
 # $OUT/*.log (or ./gpu-mlp-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-mlp-check.sh", carry=[".mu"])
 # (logs grouped by step prefix: device, configure, build, tests, bench, jax, solve, sanitizers).
-# STEPS selects steps (default: all): any of tests bench jax solve memcheck racecheck.
+# STEPS selects steps (default: all): any of tests bench crossover jax jaxhighest solve memcheck
+# racecheck (crossover: bench_gpu_mlp crossover, variant 4 against the tiled kernels by batch size;
+# jaxhighest: the JAX reference in float32 with true float32 matmuls, not TF32 — rbfpde's
+# arithmetic).
 # BUDGET (seconds, default 420): steps that would start after it are skipped, so that a call
 # stays inside the session's device time.
 # Binaries: built here (build-gpu-mlp, -j16); when .mlpbin/ (carried) holds test_gpu,
@@ -18,7 +21,7 @@
 # and add ".mlpbin" to carry.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-mlp-check-logs}"
-STEPS="${STEPS:-tests bench jax solve memcheck racecheck}"
+STEPS="${STEPS:-tests bench crossover jax jaxhighest solve memcheck racecheck}"
 BUDGET="${BUDGET:-420}"
 mkdir -p "$OUT"
 status=0
@@ -87,11 +90,22 @@ if want tests; then
       --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*:CudaMlpRegisterPass*'
   done
 fi
+if want tests; then
+  # Variant 4's double forward GEMM on the FP64 FMA units (the default is DMMA).
+  step tests_forwardfma timeout 120 env RBFPDE_MLP_POINT_FORWARD=fma "$TEST" \
+    --gtest_filter='CudaMlpPointPass*'
+fi
 if want bench; then
   step bench timeout 150 "$BENCH"
 fi
+if want crossover; then
+  step bench_crossover timeout 120 "$BENCH" crossover
+fi
 if want jax; then
   step jax timeout 150 env PYTHONUNBUFFERED=1 python3 bench/jax_mlp.py both
+fi
+if want jaxhighest; then
+  step jax_highest timeout 120 env PYTHONUNBUFFERED=1 python3 bench/jax_mlp.py float32 --highest
 fi
 if want solve; then
   # Time to a relative L2 error ≤ 1e-3 (history.csv: cycle,seconds,...,rel_l2_error,...): the

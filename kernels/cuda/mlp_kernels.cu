@@ -816,6 +816,8 @@ void configure_pass_kernels(const DeviceLimits& limits) {
 
 }  // namespace
 
+int mlp_device_sms() { return device_limits().sms; }
+
 void set_mlp_phase_timing(bool on) {
   const int flag = on ? 1 : 0;
   CUDA_CHECK(cudaMemcpyToSymbol(g_phase_timing, &flag, sizeof(flag)));

@@ -146,4 +146,8 @@ void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T*
 void set_mlp_phase_timing(bool on);
 std::vector<unsigned long long> mlp_phase_cycles();
 
+// The current device's multiprocessors, as the planner counts them (its crossovers are in tiles
+// per SM).
+int mlp_device_sms();
+
 }  // namespace rbfpde::gpu

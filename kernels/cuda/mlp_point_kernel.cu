@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -42,8 +43,11 @@ namespace {
 // block's partials row (one owner per entry, fixed order: same inputs, same bits), and
 // X̄_{h−1} = W_hᵀ P̄ into registers. In double both products run on the tensor cores instead
 // (pt_mma: DMMA from the same shared buffers; X̄ is staged in buffer X, one more barrier, and
-// read back by its owners): 2243 against 1913 it/s at 16384 + 1024 on an H200. In float
-// (3xTF32) that was slower, 4475 against 4546, so float keeps the FMA units. Boundary tiles carry
+// read back by its owners): 2243 against 1913 it/s at 16384 + 1024 on an H200. So does double's
+// forward GEMM (Z into the output buffer, one more barrier, the owners take their rows back,
+// add the bias and activate): 2386 against 2259 it/s (RBFPDE_MLP_POINT_FORWARD=fma keeps it on
+// the FP64 FMA units, for comparison). In float (3xTF32) the tensor cores were slower, 4475
+// against 4546, so float keeps the FMA units for all three products. Boundary tiles carry
 // four points per lane, one in each stream slot (a boundary point needs only the value stream), so
 // the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums its
 // threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). bench/RESULTS.md has
@@ -68,13 +72,14 @@ struct PtLayout {
   int off_w1 = 0, off_bias = 0, off_wo = 0, off_img = 0, off_buf0 = 0, off_buf1 = 0;
   int off_seed = 0, off_xin = 0, total = 0;
   int tiles_int = 0, tiles_bnd = 0;
-  int Ri = 0;  // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
+  int Ri = 0;       // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
+  int fwd_mma = 0;  // double: the hidden layers' forward GEMM on the tensor cores (pt_mma)
 };
 
-// Double runs the weight gradient and the adjoint on the tensor cores (DMMA: 2243 against 1913
-// it/s on the FMA units at 16384 + 1024 on an H200); float, with 3xTF32, was slower (4475
-// against 4546), so it keeps the FMA units (bench/RESULTS.md). Each kernel holds only its own
-// path: the other one's code in the instruction cache cost float 1–4 %.
+// Double runs the weight gradient, the adjoint and (PtLayout::fwd_mma) the forward GEMM on the
+// tensor cores (DMMA: 2386 against 1913 it/s on the FMA units at 16384 + 1024 on an H200); float,
+// with 3xTF32, was slower (4475 against 4546), so it keeps the FMA units (bench/RESULTS.md). Each
+// kernel holds only its own path: the other one's code in the instruction cache cost float 1–4 %.
 template <class T>
 constexpr bool kPtTensorCores = sizeof(T) == sizeof(double);
 
@@ -510,27 +515,47 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
       } else {
         const T* w = img + (l - 1) * L.Ri * L.Kq + r0 * L.Kq;
         const T* bl = bias + l * L.Rr + r0;
+        bool done = false;
+        if constexpr (kPtTensorCores<T>) {
+          if (L.fwd_mma) {
+            // Z = W_l X on the tensor cores into `out` (free: its last reader was the previous
+            // layer's GEMM, before that layer's barrier), one barrier, then each thread takes
+            // back its own rows and columns (and writes only those below: no second barrier).
+            pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (l - 1) * L.Ri * L.Kq, L.Kq, 1, L.Ri - 1, in,
+                            L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{out, L.ldc, L.Rr});
+            __syncthreads();
 #pragma unroll
-        for (int i = 0; i < R; ++i) {
-          z[i][0] = bl[i];
-          z[i][1] = packed ? bl[i] : T(0);
-          z[i][2] = packed ? bl[i] : T(0);
-          z[i][3] = packed ? bl[i] : T(0);
+            for (int i = 0; i < R; ++i) {
+              load4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
+              z[i][0] += bl[i];
+              if (packed) z[i][1] += bl[i], z[i][2] += bl[i], z[i][3] += bl[i];
+            }
+            done = true;
+          }
         }
-        const T* xc = in + 4 * q;
-#pragma unroll 2
-        for (int k = 0; k < L.Kf; k += 4) {
-          T xv[4][4];
-#pragma unroll
-          for (int j = 0; j < 4; ++j) load4(xc + (k + j) * L.ldc, xv[j]);
+        if (!done) {
 #pragma unroll
           for (int i = 0; i < R; ++i) {
-            T wv[4];
-            load4(w + i * L.Kq + k, wv);
+            z[i][0] = bl[i];
+            z[i][1] = packed ? bl[i] : T(0);
+            z[i][2] = packed ? bl[i] : T(0);
+            z[i][3] = packed ? bl[i] : T(0);
+          }
+          const T* xc = in + 4 * q;
+#pragma unroll 2
+          for (int k = 0; k < L.Kf; k += 4) {
+            T xv[4][4];
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
+            for (int j = 0; j < 4; ++j) load4(xc + (k + j) * L.ldc, xv[j]);
 #pragma unroll
-              for (int s = 0; s < 4; ++s) z[i][s] += wv[j] * xv[j][s];
+            for (int i = 0; i < R; ++i) {
+              T wv[4];
+              load4(w + i * L.Kq + k, wv);
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int s = 0; s < 4; ++s) z[i][s] += wv[j] * xv[j][s];
+            }
           }
         }
       }
@@ -757,6 +782,12 @@ PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
   L.total = off;
   L.tiles_int = (n_int + L.NP - 1) / L.NP;
   L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
+  // Double's forward GEMM on the tensor cores unless RBFPDE_MLP_POINT_FORWARD=fma (the FP64
+  // FMA units; bench_gpu_mlp compares the two). Float's kernels hold only the FMA path.
+  if (kPtTensorCores<T>) {
+    const char* f = std::getenv("RBFPDE_MLP_POINT_FORWARD");
+    L.fwd_mma = !(f && std::string(f) == "fma");
+  }
   return L;
 }
 
@@ -828,11 +859,11 @@ std::vector<unsigned long long> point_phase_cycles() {
 // The default switches to variant 4 from this many of its tiles (32 points) per SM. A tile takes
 // about 110 µs in float and 220 µs in double however few there are, while the tiled kernels'
 // time grows with the batch. Measured crossover (bench_gpu_mlp crossover, H200, 132 SMs):
-// float between 65 and 130 tiles (variant 1: 84 µs at 2048 + 128, 128 µs at 4096 + 256) and
-// double between 260 and 388 (variant 2 still 12 % faster at 8192 + 512, 1.5 % slower at
-// 12288 + 768).
+// float between 65 and 130 tiles (variant 1: 84 µs at 2048 + 128, 128 µs at 4096 + 256) and,
+// with double's forward GEMM on DMMA, double between 260 and 390 (variant 2 still 10 % faster
+// at 8192 + 512, 6 % slower at 12288 + 768; interpolated, even at about 335 tiles).
 template <class T>
-constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 3.0 : 0.75;
+constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 2.5 : 0.75;
 
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
