@@ -127,7 +127,10 @@ int run_compare(const std::vector<std::string>& config_files,
   for (std::size_t i = 0; i < configs.size(); ++i) {
     ComparisonRow row;
     row.name = configs[i].name;
+    // The MLP's L-BFGS stage (training.lbfgs) is part of its method: "adam+lbfgs".
     row.method = configs[i].training.method;
+    if (configs[i].model.type == "mlp" && configs[i].training.lbfgs_iterations > 0)
+      row.method += "+lbfgs";
     row.result = solve(configs[i], problems[i], options);
     if (row.result.exit_code != 0) exit_code = row.result.exit_code;
     rows.push_back(std::move(row));

@@ -23,7 +23,8 @@ const std::string kTmp = RBFPDE_TEST_TMP;
 // Each test its own directory: ctest -j runs tests side by side.
 std::filesystem::path compare_dir() {
   return std::filesystem::path(kTmp) /
-         (std::string("compare_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+         (std::string("compare_") +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name());
 }
 
 // The seed config cut to 1000 of its 2000 Adam steps and 1000 of its 2500 L-BFGS iterations, to
@@ -230,6 +231,38 @@ TEST(Compare, RunsEveryConfigAndWritesOneTableAndCsv) {
   EXPECT_NE(t.find("tiny_gdcg"), std::string::npos);
   EXPECT_NE(t.find("tiny_lm"), std::string::npos);
   EXPECT_NE(t.find(csv.string()), std::string::npos);
+}
+
+// The comparison the command is for: an RBF network against an MLP on the same problem. The
+// MLP row names its L-BFGS stage and counts its parameters (2-8-8-1: 24 + 72 + 9).
+TEST(Compare, RbfAgainstMlpOnTheSameProblem) {
+  fs::remove_all(compare_dir());
+  const std::string a = write_config("tiny_lm", "lm", 10);
+  const std::string b = write_config("tiny_mlp", "adam", 20);
+  {
+    std::string text = read_text(b);
+    const auto at = text.find("model: {type: rbf, neurons: 16}");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, std::string("model: {type: rbf, neurons: 16}").size(),
+                 "model: {type: mlp, layers: [8, 8]}");
+    const auto tr = text.find("training: {method: adam, max_cycles: 20}");
+    ASSERT_NE(tr, std::string::npos);
+    text.replace(tr, std::string("training: {method: adam, max_cycles: 20}").size(),
+                 "training: {method: adam, max_cycles: 20, lbfgs: {iterations: 5}}");
+    std::ofstream(b) << text;
+  }
+  SolveOptions options;
+  options.quiet = true;
+  std::ostringstream table;
+  EXPECT_EQ(run_compare({a, b}, {}, options, table), 0);
+  const std::string text = read_text(compare_dir() / "out" / "comparison_tiny_lm_vs_tiny_mlp.csv");
+  std::printf("%s%s", table.str().c_str(), text.c_str());
+  EXPECT_NE(text.find("\ntiny_lm,rbf,lm,64,cpu,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntiny_mlp,mlp,adam+lbfgs,105,cpu,"), std::string::npos) << text;
+  EXPECT_NE(table.str().find("adam+lbfgs"), std::string::npos);
+  // Both runs wrote their own outputs.
+  for (const char* name : {"tiny_lm", "tiny_mlp"})
+    EXPECT_TRUE(fs::exists(compare_dir() / "out" / name / "summary.json")) << name;
 }
 
 TEST(Compare, ChecksEveryConfigBeforeRunningAny) {
