@@ -1,13 +1,14 @@
 // Variant 4 of the CUDA MLP pass (MlpTiling::variant; planned and launched from mlp_kernels.cu
 // through mlp_variants.hpp): mlp_point_kernel, the point-stationary training and residual pass
 // for 2D networks of hidden layers of one width ≤ 64 and one output: the default for their
-// training passes from about 0.75 (float) or 3 (double) of its 32-point tiles per SM, opt-in
+// training passes from about 0.5 (float) or 2.5 (double) of its 32-point tiles per SM, opt-in
 // below that (kPtDefaultTilesPerSm).
-// Launch: persistent blocks of 32·G·NT threads (G = ⌈width / 10⌉ feature groups, NT = 1 or, in
+// Launch: persistent blocks of 32·G·NT threads (G = ⌈width / R⌉ feature groups, R = kPtRows<T>:
+// 5 in float, 10 in double; NT = 1 or, in
 // float, 2 tiles of 32 points), grid = the resident blocks or the tiles if fewer; dynamic shared
 // memory PtLayout::total elements (θ with zero-padded weight images, two stream buffers).
 // Napkin math: the FLOPs of mlp_kernels.cu's head comment; a training pass also writes every
-// hidden layer's pre-activations (4 streams × 10·G features a point) to a per-thread scratch in
+// hidden layer's pre-activations (4 streams × R·G features a point) to a per-thread scratch in
 // global memory and reads each back at most twice (L2-resident): for 2-50-50-50-50-1 in double
 // about 18 KB a point, 0.3 GB a pass at 16384 + 1024. The section below has the structure and
 // the measurements.
@@ -27,18 +28,18 @@ namespace rbfpde::gpu::detail {
 namespace {
 
 // ---- Variant 4: the point-stationary training pass (2D, equal hidden widths ≤ 64) -------------
-// Thread (q, g) of a block owns point slot q (lane + 32·tile-warp) and the kPtRows features
-// 10g … 10g + 9 of every hidden layer, with all four streams of its point in registers: the
-// forward GEMM Z = W X reads X's column block of its point from shared memory (16-byte loads,
-// consecutive lanes → consecutive points) and W's rows as broadcasts, 4 k at a time: 160 FMAs
-// on 40 independent accumulators per 14 loads, and the activation runs in place on the
-// accumulators (no second pass over shared memory). A block takes 32·NT points per tile, two
+// Thread (q, g) of a block owns point slot q (lane + 32·tile-warp) and the R = kPtRows<T>
+// features Rg … Rg + R − 1 of every hidden layer, with all four streams of its point in
+// registers: the forward GEMM Z = W X reads X's column block of its point from shared memory
+// (16-byte loads, consecutive lanes → consecutive points) and W's rows as broadcasts, 4 k at a
+// time: 16·R FMAs on 4·R independent accumulators per 4 + R loads, and the activation runs in place
+// on the accumulators (no second pass over shared memory). A block takes 32·NT points per tile, two
 // stream buffers (ping-pong) and one barrier per layer in the forward pass, two per layer in the
 // backward pass (24 barriers per 16 points in variants 0–2). The pre-activations of every hidden
 // layer go to a per-thread scratch (global, coalesced, L2-resident; each thread reads back only
 // what it wrote). Backward per hidden layer h, top down: P̄ = the activation adjoint of X̄
 // (registers) into buffer A, X_{h−1} recomputed from its pre-activations into buffer X (the
-// same ownership: features 10g … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
+// same ownership: features Rg … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
 // 5 × KB micro-tiles (consecutive lanes on consecutive X rows) added straight into the
 // block's partials row (one owner per entry, fixed order: same inputs, same bits), and
 // X̄_{h−1} = W_hᵀ P̄ into registers. In double both products run on the tensor cores instead
@@ -52,11 +53,23 @@ namespace {
 // the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums its
 // threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). bench/RESULTS.md has
 // the measurements and what was tried.
-constexpr int kPtRows = 10;
-constexpr int kPtMaxGroups = 7;  // hidden width ≤ 64 (features padded to 10 per thread)
-// Two tiles per block take at most 5 feature groups (width ≤ 50): 320 threads, whose launch
-// bound leaves 204 registers a thread (448 would cap them at 128).
-constexpr int pt_max_groups(int nt) { return nt == 2 ? 5 : kPtMaxGroups; }
+// Features of every hidden layer a thread owns (kPtRows<T>): 5 in float, 10 in double. A
+// width-50 network then takes 10 warps a 32-point tile in float (96 registers: two blocks, 20
+// warps an SM; 5298 against 4578 it/s with 10 features, 10 warps an SM, at 16384 + 1024 on an
+// H200) and 5 in double (its DMMA tiles need the registers: 5 features spill, 2334 against 2385).
+template <class T>
+constexpr int kPtRows = sizeof(T) == sizeof(float) ? 5 : 10;
+template <class T>
+constexpr int kPtMaxGroups = (64 + kPtRows<T> - 1) / kPtRows<T>;  // hidden width ≤ 64
+// Weight-gradient micro-tiles: 5 rows × kPtKb / NT columns (about as many micro-tiles as
+// threads for width 50).
+template <class T>
+constexpr int kPtKb = kPtRows<T> >= 10 ? 4 : 2;
+// Two tiles per block (float only) take widths ≤ 50: 640 threads of at most 96 registers.
+template <class T>
+constexpr int pt_max_groups(int nt) {
+  return nt == 2 ? 50 / kPtRows<T> : kPtMaxGroups<T>;
+}
 constexpr int kPtMaxWidth = 64;
 
 // Offsets (in T) of the block's shared memory, computed once on the host.
@@ -116,7 +129,7 @@ __device__ __forceinline__ void pt_activate(T (&z)[4], Activation act);
 // these tiles are rare, and unrolled they would quadruple the kernel's inlined activations.
 template <class T, int A>
 __device__ __noinline__ void pt_activate_packed(T* v) {
-  for (int k = 0; k < 4 * kPtRows; ++k) {
+  for (int k = 0; k < 4 * kPtRows<T>; ++k) {
     T s, d1;
     activation_value_slope(Activation(A), v[k], s, d1);
     v[k] = s;
@@ -124,7 +137,7 @@ __device__ __noinline__ void pt_activate_packed(T* v) {
 }
 template <class T, int A>
 __device__ __noinline__ void pt_adjoint_packed(T* xb, const T* z) {
-  for (int k = 0; k < 4 * kPtRows; ++k) {
+  for (int k = 0; k < 4 * kPtRows<T>; ++k) {
     T s, d1;
     activation_value_slope(Activation(A), z[k], s, d1);
     xb[k] *= d1;
@@ -132,18 +145,18 @@ __device__ __noinline__ void pt_adjoint_packed(T* xb, const T* z) {
 }
 
 template <class T, int A>
-__device__ __forceinline__ void pt_activate_rows(T (&z)[kPtRows][4], bool packed) {
+__device__ __forceinline__ void pt_activate_rows(T (&z)[kPtRows<T>][4], bool packed) {
   if (packed) {
-    T v[4 * kPtRows];
+    T v[4 * kPtRows<T>];
 #pragma unroll
-    for (int k = 0; k < 4 * kPtRows; ++k) v[k] = z[k / 4][k % 4];
+    for (int k = 0; k < 4 * kPtRows<T>; ++k) v[k] = z[k / 4][k % 4];
     pt_activate_packed<T, A>(v);
 #pragma unroll
-    for (int k = 0; k < 4 * kPtRows; ++k) z[k / 4][k % 4] = v[k];
+    for (int k = 0; k < 4 * kPtRows<T>; ++k) z[k / 4][k % 4] = v[k];
     return;
   }
 #pragma unroll
-  for (int i = 0; i < kPtRows; ++i) pt_activate(z[i], Activation(A));
+  for (int i = 0; i < kPtRows<T>; ++i) pt_activate(z[i], Activation(A));
 }
 
 // The streams of a row in place: value, ∂x, ∂y, Δ.
@@ -170,35 +183,37 @@ __device__ __forceinline__ void pt_adjoint(T (&xb)[4], const T (&z)[4], Activati
 }
 
 template <class T, int A>
-__device__ __forceinline__ void pt_adjoint_rows(T (&xb)[kPtRows][4], const T (&z)[kPtRows][4],
+__device__ __forceinline__ void pt_adjoint_rows(T (&xb)[kPtRows<T>][4], const T (&z)[kPtRows<T>][4],
                                                 bool packed) {
   if (packed) {
-    T v[4 * kPtRows], w[4 * kPtRows];
+    T v[4 * kPtRows<T>], w[4 * kPtRows<T>];
 #pragma unroll
-    for (int k = 0; k < 4 * kPtRows; ++k) v[k] = xb[k / 4][k % 4], w[k] = z[k / 4][k % 4];
+    for (int k = 0; k < 4 * kPtRows<T>; ++k) v[k] = xb[k / 4][k % 4], w[k] = z[k / 4][k % 4];
     pt_adjoint_packed<T, A>(v, w);
 #pragma unroll
-    for (int k = 0; k < 4 * kPtRows; ++k) xb[k / 4][k % 4] = v[k];
+    for (int k = 0; k < 4 * kPtRows<T>; ++k) xb[k / 4][k % 4] = v[k];
     return;
   }
 #pragma unroll
-  for (int i = 0; i < kPtRows; ++i) pt_adjoint(xb[i], z[i], Activation(A));
+  for (int i = 0; i < kPtRows<T>; ++i) pt_adjoint(xb[i], z[i], Activation(A));
 }
 
 // Per-thread scratch of hidden layer h: element j of thread tid at base + (h·40 + j)·threads.
 template <class T>
-__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[kPtRows][4]) {
+__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[kPtRows<T>][4]) {
 #pragma unroll
-  for (int i = 0; i < kPtRows; ++i)
+  for (int i = 0; i < kPtRows<T>; ++i)
 #pragma unroll
-    for (int s = 0; s < 4; ++s) base[std::size_t(h * 4 * kPtRows + 4 * i + s) * threads] = z[i][s];
+    for (int s = 0; s < 4; ++s)
+      base[std::size_t(h * 4 * kPtRows<T> + 4 * i + s) * threads] = z[i][s];
 }
 template <class T>
-__device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z)[kPtRows][4]) {
+__device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z)[kPtRows<T>][4]) {
 #pragma unroll
-  for (int i = 0; i < kPtRows; ++i)
+  for (int i = 0; i < kPtRows<T>; ++i)
 #pragma unroll
-    for (int s = 0; s < 4; ++s) z[i][s] = base[std::size_t(h * 4 * kPtRows + 4 * i + s) * threads];
+    for (int s = 0; s < 4; ++s)
+      z[i][s] = base[std::size_t(h * 4 * kPtRows<T> + 4 * i + s) * threads];
 }
 
 // ∂I/∂W (H × H, row-major at w_off of prow) += Σ over the tile's columns P̄[r][c] X[k][c], and
@@ -407,18 +422,18 @@ __device__ int g_pt_phase_timing;
 
 // One instantiation per activation (A: rbfpde::Activation): the others' code (sin's argument
 // reduction above all) would otherwise sit in every row's inlined activation.
-// Registers: at most 168 a thread in float (two blocks of 160 threads per SM; left free, the
-// compiler takes 255 and one block fits), the launch bound's share otherwise.
+// Registers: at most 96 a thread in float (two blocks of 320 threads per SM for width 50, or
+// one of 640), the launch bound's share in double (255: one block of 160 threads per SM).
 template <class T, int NT, int A>
 __global__ void __maxnreg__(sizeof(T) == sizeof(float)
-                                ? 168
-                                : std::min(255, 65536 / (32 * pt_max_groups(NT) * NT) / 8 * 8))
+                                ? 96
+                                : std::min(255, 65536 / (32 * pt_max_groups<T>(NT) * NT) / 8 * 8))
     mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
 #if defined(__CUDA_ARCH__)
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   T* const sm = reinterpret_cast<T*>(mlp_smem);
-  constexpr int R = kPtRows, KB = 4 / NT;
+  constexpr int R = kPtRows<T>, KB = kPtKb<T> / NT;
   const int H = L.H, G = L.G, Lh = net.layers - 1, np = net.n_params;
   const int tid = int(threadIdx.x), nth = int(blockDim.x);
   const int lane = tid & 31, warp = tid >> 5, g = warp % G, q = (warp / G) * 32 + lane;
@@ -680,7 +695,13 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
           T pv[4], wv[R];
           load4(pc + r * L.ldc, pv);
 #pragma unroll
-          for (int i = 0; i < R; i += 2) load2(w + r * L.Kq + i, wv[i], wv[i + 1]);
+          for (int i = 0; i + 1 < R; i += 2) {
+            if constexpr (R % 2 == 0)
+              load2(w + r * L.Kq + i, wv[i], wv[i + 1]);
+            else
+              wv[i] = w[r * L.Kq + i], wv[i + 1] = w[r * L.Kq + i + 1];
+          }
+          if constexpr (R % 2 == 1) wv[R - 1] = w[r * L.Kq + R - 1];
 #pragma unroll
           for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -720,7 +741,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
   }
   mark_base(0);
   if (!a.losses) return;
-  __shared__ double loss_scratch[32 * pt_max_groups(NT) * NT];
+  __shared__ double loss_scratch[32 * pt_max_groups<T>(NT) * NT];
   double* const block_sums = reinterpret_cast<double*>(
       a.scratch + std::size_t(gridDim.x) * Lh * 4 * R * nth);  // after every block's Z scratch
   sum_e = block_sum(sum_e, loss_scratch);
@@ -748,13 +769,13 @@ bool point_pass_fits(const MlpNetView<T>& net) {
 template <class T>
 PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
   PtLayout L;
-  const int H = net.sizes[1], Lh = net.layers - 1, kb = 4 / nt;
+  const int H = net.sizes[1], Lh = net.layers - 1, kb = kPtKb<T> / nt;
   L.H = H;
-  L.G = (H + kPtRows - 1) / kPtRows;
+  L.G = (H + kPtRows<T> - 1) / kPtRows<T>;
   L.NT = nt;
   L.NP = 32 * nt;
   L.threads = 32 * L.G * nt;
-  L.Rr = kPtRows * L.G;
+  L.Rr = kPtRows<T> * L.G;
   // Columns ≡ 8 or 24 (mod 32): the adjoint's A fragments (lanes along m and k) are then
   // conflict-free.
   L.Kq = (std::max(H, L.Rr) + 7) / 8 * 8;
@@ -818,8 +839,9 @@ PointKernel<T> point_kernel(int nt, Activation act) {
   return point_kernel_nt<T, 1>(act);
 }
 
+template <class T>
 std::size_t point_static_bytes(int nt) {  // loss scratch and flag of the last block
-  return std::size_t(32 * pt_max_groups(nt) * nt) * sizeof(double) + 64;
+  return std::size_t(32 * pt_max_groups<T>(nt) * nt) * sizeof(double) + 64;
 }
 
 template <class T>
@@ -829,7 +851,7 @@ void configure_point_kernels(const DeviceLimits& limits) {
       for (Activation act : {Activation::kTanh, Activation::kSin, Activation::kSigmoid}) {
         CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(nt, act),
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        int(limits.shared_optin - point_static_bytes(nt))));
+                                        int(limits.shared_optin - point_static_bytes<T>(nt))));
         CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(nt, act),
                                         cudaFuncAttributePreferredSharedMemoryCarveout, 100));
       }
@@ -857,13 +879,14 @@ std::vector<unsigned long long> point_phase_cycles() {
 }
 
 // The default switches to variant 4 from this many of its tiles (32 points) per SM. A tile takes
-// about 110 µs in float and 220 µs in double however few there are, while the tiled kernels'
-// time grows with the batch. Measured crossover (bench_gpu_mlp crossover, H200, 132 SMs):
-// float between 65 and 130 tiles (variant 1: 84 µs at 2048 + 128, 128 µs at 4096 + 256) and,
-// with double's forward GEMM on DMMA, double between 260 and 390 (variant 2 still 10 % faster
-// at 8192 + 512, 6 % slower at 12288 + 768; interpolated, even at about 335 tiles).
+// about 85 µs in float (5 features a thread) and 220 µs in double however few there are, while
+// the tiled kernels' time grows with the batch. Measured crossover (bench_gpu_mlp crossover,
+// H200, 132 SMs): float between 39 and 65 tiles (variant 4 11802 against variant 1 16365 it/s
+// at 1200 + 120, 12135 against 11830 at 2048 + 128, 11748 against 7811 at 4096 + 256) and, with
+// double's forward GEMM on DMMA, double between 260 and 390 (variant 2 still 10 % faster at
+// 8192 + 512, 6 % slower at 12288 + 768; interpolated, even at about 335 tiles).
 template <class T>
-constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 2.5 : 0.75;
+constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 2.5 : 0.5;
 
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
@@ -881,9 +904,9 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
     for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt) {
       if (forced_nt >= 1 && forced_nt <= 2 && nt != forced_nt) continue;
       const PtLayout L = point_layout(net, nt, n_int, n_bnd);
-      if (L.G > pt_max_groups(nt)) continue;
+      if (L.G > pt_max_groups<T>(nt)) continue;
       const std::size_t bytes = std::size_t(L.total) * sizeof(T);
-      if (bytes + point_static_bytes(nt) > limits.shared_optin) continue;
+      if (bytes + point_static_bytes<T>(nt) > limits.shared_optin) continue;
       int per_sm = 0;
       CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
           &per_sm, point_kernel<T>(nt, Activation(net.activation)), L.threads, bytes));
@@ -909,9 +932,9 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
       t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, best_resident));
       t.shared_bytes = std::size_t(L.total) * sizeof(T);
       // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
-      t.scratch_elements =
-          std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * kPtRows * std::size_t(L.threads) +
-          std::size_t(t.grid) * 2 * sizeof(double) / sizeof(T);
+      t.scratch_elements = std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * kPtRows<T> *
+                               std::size_t(L.threads) +
+                           std::size_t(t.grid) * 2 * sizeof(double) / sizeof(T);
       return true;
     }
   }

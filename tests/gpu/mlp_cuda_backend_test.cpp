@@ -482,7 +482,7 @@ void check_point_pass(const std::vector<PointCase>& cases) {
       shape.activation = k.act;
       const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(shape, 7.0));
       const gpu::MlpTiling plan = gpu::plan_mlp_tiling(net, k.n_int, k.n_bnd, true);
-      if (plan.variant != 4) {  // two tiles a block: float only, at most 5 feature groups
+      if (plan.variant != 4) {  // two tiles a block: float only, widths ≤ 50
         EXPECT_TRUE(std::string(tiles) == "2" && (sizeof(T) == sizeof(double) || k.hidden[0] > 50));
         continue;
       }
@@ -515,7 +515,7 @@ template <class T>
 class CudaMlpPointPass : public ::testing::Test {};
 TYPED_TEST_SUITE(CudaMlpPointPass, Precisions);
 
-// Small enough for compute-sanitizer (tools/gpu-mlp-check.sh): one to seven feature groups,
+// Small enough for compute-sanitizer (tools/gpu-mlp-check.sh): one to thirteen feature groups,
 // partial tiles, packed boundary tiles.
 TYPED_TEST(CudaMlpPointPass, SmallNetworks) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
@@ -555,7 +555,7 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
   EXPECT_NE(gpu::plan_mlp_tiling(gpu::make_mlp_net_view<T>(mlp_options(wide, 7.0)), 201, 53, true)
                 .variant,
             4);
-  // By default: batches past the measured crossover (float about 0.75 tiles an SM, double 2.5);
+  // By default: batches past the measured crossover (float about 0.5 tiles an SM, double 2.5);
   // not small batches or passes without the gradient. The choices around the crossover hold
   // for GPUs of 105 to 156 SMs (H100 PCIe 114, H100 SXM and H200 132): 6144 + 384 is 194
   // tiles, 8192 + 512 is 260, 12288 + 768 is 390.
