@@ -75,7 +75,7 @@ constexpr int kPtMaxWidth = 64;
 // Offsets (in T) of the block's shared memory, computed once on the host.
 struct PtLayout {
   int H = 0, G = 0, NT = 0, NP = 0, threads = 0;
-  int Rr = 0;    // rows of a weight image and of the biases: 10·G
+  int Rr = 0;    // rows of a weight image and of the biases: kPtRows<T>·G
   int Kq = 0;    // columns of a weight image (zero-padded; see point_layout)
   int Kf = 0;    // … of them read by the forward GEMM: max(H, Rr) rounded up to 4
   int rows = 0;  // rows of a stream buffer
