@@ -89,8 +89,6 @@ if want tests; then
     step "tests_variant$v" timeout 120 env RBFPDE_MLP_VARIANT=$v "$TEST" \
       --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*:CudaMlpRegisterPass*'
   done
-fi
-if want tests; then
   # Variant 4's double forward GEMM on the FP64 FMA units (the default is DMMA).
   step tests_forwardfma timeout 120 env RBFPDE_MLP_POINT_FORWARD=fma "$TEST" \
     --gtest_filter='CudaMlpPointPass*'

@@ -192,7 +192,11 @@ TEST(MlpSolve, LbfgsStageRunsInFloat) {
   EXPECT_TRUE(std::isfinite(r.outcome.loss.loss));
 }
 
-std::string write_config(const std::string& name, const std::string& method, long cycles) {
+// A config of the seed problem in the test's directory; model and training_extra (more keys of
+// the training map, e.g. ", lbfgs: {iterations: 5}") as YAML flow text.
+std::string write_config(const std::string& name, const std::string& method, long cycles,
+                         const std::string& model = "{type: rbf, neurons: 16}",
+                         const std::string& training_extra = "") {
   const fs::path path = compare_dir() / (name + ".yaml");
   fs::create_directories(path.parent_path());
   std::ofstream out(path);
@@ -201,8 +205,8 @@ std::string write_config(const std::string& name, const std::string& method, lon
       << "  equation: {type: poisson, f: \"sin(pi*x)*sin(pi*y)\"}\n"
       << "  boundary: [{type: dirichlet, value: \"0\"}]\n"
       << "  exact: \"-sin(pi*x)*sin(pi*y)/(2*pi^2)\"\n"
-      << "model: {type: rbf, neurons: 16}\n"
-      << "training: {method: " << method << ", max_cycles: " << cycles << "}\n"
+      << "model: " << model << "\n"
+      << "training: {method: " << method << ", max_cycles: " << cycles << training_extra << "}\n"
       << "compute: {backend: cpu}\n"
       << "output: {directory: " << (compare_dir() / "out" / name).string()
       << ", resolution: [21, 21]}\n";
@@ -238,19 +242,8 @@ TEST(Compare, RunsEveryConfigAndWritesOneTableAndCsv) {
 TEST(Compare, RbfAgainstMlpOnTheSameProblem) {
   fs::remove_all(compare_dir());
   const std::string a = write_config("tiny_lm", "lm", 10);
-  const std::string b = write_config("tiny_mlp", "adam", 20);
-  {
-    std::string text = read_text(b);
-    const auto at = text.find("model: {type: rbf, neurons: 16}");
-    ASSERT_NE(at, std::string::npos);
-    text.replace(at, std::string("model: {type: rbf, neurons: 16}").size(),
-                 "model: {type: mlp, layers: [8, 8]}");
-    const auto tr = text.find("training: {method: adam, max_cycles: 20}");
-    ASSERT_NE(tr, std::string::npos);
-    text.replace(tr, std::string("training: {method: adam, max_cycles: 20}").size(),
-                 "training: {method: adam, max_cycles: 20, lbfgs: {iterations: 5}}");
-    std::ofstream(b) << text;
-  }
+  const std::string b = write_config("tiny_mlp", "adam", 20, "{type: mlp, layers: [8, 8]}",
+                                     ", lbfgs: {iterations: 5}");
   SolveOptions options;
   options.quiet = true;
   std::ostringstream table;
