@@ -119,6 +119,7 @@ void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) 
 
 // `bench_gpu_mlp crossover`: variant 4 against the tiled kernels at batch sizes around the
 // planner's switch (main).
+// `bench_gpu_mlp quick`: the first table only (the defaults at both sizes).
 // `bench_gpu_mlp profile float|double`: five loss_and_gradient() calls at 16384 + 1024, the
 // third with the pass kernel's phase timing on (printed), for a profiler (ncu -k
 // regex:mlp_pass --launch-skip 2) to look at that one. Variant 4's phases need a build with
@@ -207,6 +208,7 @@ int main(int argc, char** argv) {
     bench<float>("float", problem, n, k);
     bench<double>("double", problem, n, k);
   }
+  if (argc == 2 && std::string(argv[1]) == "quick") return 0;  // the default table only
   // Variant 4 (the default in float from a wave of tiles up) with one and two 32-point tiles
   // per block (two: float only).
   setenv("RBFPDE_MLP_VARIANT", "4", 1);

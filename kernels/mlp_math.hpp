@@ -45,6 +45,26 @@ RBFPDE_HD T mlp_sigmoid(T z) {
   return e / (T(1) + e);
 }
 
+// tanh and sigmoid: σ', σ'', σ''' are functions of the value s = σ(z) alone.
+RBFPDE_HD constexpr bool activation_terms_from_value_only(Activation a) { return a != Activation::kSin; }
+
+// The terms of tanh or sigmoid from s = σ(z) (activation_terms_from_value_only).
+template <class T>
+RBFPDE_HD ActivationTerms<T> activation_terms_from_value(Activation a, T s) {
+  ActivationTerms<T> t;
+  t.s = s;
+  if (a == Activation::kSigmoid) {
+    t.d1 = s * (T(1) - s);
+    t.d2 = t.d1 * (T(1) - T(2) * s);
+    t.d3 = t.d2 * (T(1) - T(2) * s) - T(2) * t.d1 * t.d1;
+  } else {
+    t.d1 = T(1) - s * s;
+    t.d2 = T(-2) * s * t.d1;
+    t.d3 = T(-2) * (t.d1 * t.d1 + s * t.d2);
+  }
+  return t;
+}
+
 template <class T>
 RBFPDE_HD ActivationTerms<T> activation_terms(Activation a, T z) {
   ActivationTerms<T> t;
@@ -57,23 +77,13 @@ RBFPDE_HD ActivationTerms<T> activation_terms(Activation a, T z) {
       t.d3 = -c;
       break;
     }
-    case Activation::kSigmoid: {
-      const T s = mlp_sigmoid(z);
-      t.s = s;
-      t.d1 = s * (T(1) - s);
-      t.d2 = t.d1 * (T(1) - T(2) * s);
-      t.d3 = t.d2 * (T(1) - T(2) * s) - T(2) * t.d1 * t.d1;
+    case Activation::kSigmoid:
+      t = activation_terms_from_value(a, mlp_sigmoid(z));
       break;
-    }
     case Activation::kTanh:
-    default: {
-      const T s = mlp_tanh(z);
-      t.s = s;
-      t.d1 = T(1) - s * s;
-      t.d2 = T(-2) * s * t.d1;
-      t.d3 = T(-2) * (t.d1 * t.d1 + s * t.d2);
+    default:
+      t = activation_terms_from_value(Activation::kTanh, mlp_tanh(z));
       break;
-    }
   }
   return t;
 }

@@ -5,8 +5,10 @@
 # $OUT/*.log (or ./gpu-mlp-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-mlp-check.sh", carry=[".mu"])
 # (logs grouped by step prefix: device, configure, build, tests, bench, jax, solve, sanitizers).
-# STEPS selects steps (default: all): any of tests bench crossover jax jaxhighest solve memcheck
-# racecheck (crossover: bench_gpu_mlp crossover, variant 4 against the tiled kernels by batch size;
+# STEPS selects steps (default: all): any of tests baseline bench crossover jax jaxhighest solve
+# memcheck racecheck (baseline: when BASELINE names another build's bench_gpu_mlp, or an .xz of
+# one, `bench_gpu_mlp quick` of it and of this build, alternating, twice: versions compared in one
+# call; crossover: bench_gpu_mlp crossover, variant 4 against the tiled kernels by batch size;
 # jaxhighest: the JAX reference in float32 with true float32 matmuls, not TF32 — rbfpde's
 # arithmetic).
 # BUDGET (seconds, default 420): steps that would start after it are skipped, so that a call
@@ -21,7 +23,7 @@
 # and add ".mlpbin" to carry.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-mlp-check-logs}"
-STEPS="${STEPS:-tests bench crossover jax jaxhighest solve memcheck racecheck}"
+STEPS="${STEPS:-tests baseline bench crossover jax jaxhighest solve memcheck racecheck}"
 BUDGET="${BUDGET:-420}"
 mkdir -p "$OUT"
 status=0
@@ -92,6 +94,19 @@ if want tests; then
   # Variant 4's double forward GEMM on the FP64 FMA units (the default is DMMA).
   step tests_forwardfma timeout 120 env RBFPDE_MLP_POINT_FORWARD=fma "$TEST" \
     --gtest_filter='CudaMlpPointPass*'
+fi
+if want baseline && [ -n "${BASELINE:-}" ] && [ -e "$BASELINE" ]; then
+  base="$BASELINE"
+  if [[ "$BASELINE" == *.xz ]]; then
+    base="$(mktemp -d)/bench_baseline"
+    xz -dc "$BASELINE" >"$base" && chmod +x "$base"
+  fi
+  for round in 1 2; do
+    # The first 7 lines: the device and the default table (a binary older than `quick` would
+    # go on with its other tables).
+    step "baseline_old$round" bash -c "timeout 60 '$base' quick | head -7"
+    step "baseline_new$round" bash -c "timeout 60 '$BENCH' quick | head -7"
+  done
 fi
 if want bench; then
   step bench timeout 150 "$BENCH"

@@ -467,22 +467,35 @@ MLP_HD void load_input(T* __restrict__ X, const MlpNetView<T>& net, const T* __r
   }
 }
 
-// X = the activation's streams of Z (n rows): σ(z); σ'(z)·A_j; σ''(z)·Σ A_j² + σ'(z)·C.
+// The activation's terms at z0: the pre-activation, or σ(z) itself when from_value (see
+// activation_forward).
 template <class T>
-MLP_HD void activation_forward(T* __restrict__ X, const T* __restrict__ Z, Activation act, int d,
-                               int n, int P, int S, int ld) {
+MLP_HD ActivationTerms<T> terms_at(Activation act, T z0, bool from_value) {
+  return from_value ? activation_terms_from_value(act, z0) : activation_terms(act, z0);
+}
+
+// X = the activation's streams of Z (n rows): σ(z); σ'(z)·A_j; σ''(z)·Σ A_j² + σ'(z)·C.
+// keep_value: Z's value rows then hold σ(z) instead of z (tanh and sigmoid in training passes:
+// the backward pass takes σ', σ'', σ''' from it and evaluates no activation); from_value: they
+// hold it already.
+template <class T>
+MLP_HD void activation_forward(T* __restrict__ X, T* __restrict__ Z, Activation act, int d, int n,
+                               int P, int S, int ld, bool from_value = false,
+                               bool keep_value = false) {
   for (int idx = MLP_TID; idx < n * P; idx += MLP_NTHREADS) {
     const int r = idx / P, i = idx % P;
-    const T* z = Z + r * ld + i;
+    T* z = Z + r * ld + i;
     T* x = X + r * ld + i;
     if (S == 1) {
-      T s, d1;
-      activation_value_slope(act, z[0], s, d1);
+      T s = z[0], d1;
+      if (!from_value) activation_value_slope(act, z[0], s, d1);
       x[0] = s;
+      if (keep_value) z[0] = s;
       continue;
     }
-    const ActivationTerms<T> t = activation_terms(act, z[0]);
+    const ActivationTerms<T> t = terms_at(act, z[0], from_value);
     x[0] = t.s;
+    if (keep_value) z[0] = t.s;
     T sum = T(0);
     for (int j = 1; j <= d; ++j) {
       const T a = z[j * P];
@@ -495,20 +508,24 @@ MLP_HD void activation_forward(T* __restrict__ X, const T* __restrict__ Z, Activ
 
 // In place, X̄ → P̄ through the activation (the CPU backend's formulas):
 //   z̄ = h̄ σ' + Σ_j ḡ_j σ'' A_j + l̄ (σ''' S + σ'' C),  Ā_j = ḡ_j σ' + 2 l̄ σ'' A_j,  C̄ = l̄ σ'.
+// from_value: Z's value rows hold σ(z) (activation_forward).
 template <class T>
 MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Activation act, int d,
-                                int n, int P, int S, int ld) {
+                                int n, int P, int S, int ld, bool from_value = false) {
   for (int idx = MLP_TID; idx < n * P; idx += MLP_NTHREADS) {
     const int r = idx / P, i = idx % P;
     const T* z = Z + r * ld + i;
     T* xb = XB + r * ld + i;
     if (S == 1) {
       T s, d1;
-      activation_value_slope(act, z[0], s, d1);
+      if (from_value)
+        d1 = activation_terms_from_value(act, z[0]).d1;
+      else
+        activation_value_slope(act, z[0], s, d1);
       xb[0] *= d1;
       continue;
     }
-    const ActivationTerms<T> t = activation_terms(act, z[0]);
+    const ActivationTerms<T> t = terms_at(act, z[0], from_value);
     const T lbar = xb[(d + 1) * P];
     const T c = z[(d + 1) * P];
     T zbar = xb[0] * t.d1;
@@ -543,6 +560,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
   const Activation act = Activation(net.activation);
   const bool train = a.partials != nullptr;
   const bool eval = a.out_u != nullptr;
+  const bool keep_value = train && activation_terms_from_value_only(act);  // activation_forward
   int maxw = 1, hidden_rows = 0;
   for (int l = 0; l <= L; ++l) maxw = imax(maxw, net.sizes[l]);
   for (int h = 1; h < L; ++h) hidden_rows += net.sizes[h];
@@ -608,7 +626,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
                             net.sizes[l], net.sizes[l - 1], C, ld, wsh + net.ws_bias[l - 1], P);
       sync();
       if (l == L) break;
-      activation_forward(xbuf, out, act, d, net.sizes[l], P, S, ld);
+      activation_forward(xbuf, out, act, d, net.sizes[l], P, S, ld, false, keep_value);
       sync();
     }
 
@@ -652,7 +670,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       const int n = net.sizes[l], m = net.sizes[l - 1];
       if (l < L) {  // X_{l−1} into xbuf (after the forward pass it holds X_{L−1})
         if (l > 1)
-          activation_forward(xbuf, zlayer(l - 1), act, d, m, P, S, ld);
+          activation_forward(xbuf, zlayer(l - 1), act, d, m, P, S, ld, keep_value);
         else
           load_input(xbuf, net, pts, start, count, P, S, ld);
         sync();
@@ -664,7 +682,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       gemm_adjoint<Mma, RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C,
                             ld);
       sync();
-      activation_backward(xbar, zlayer(l - 1), act, d, m, P, S, ld);
+      activation_backward(xbar, zlayer(l - 1), act, d, m, P, S, ld, keep_value);
       sync();
       T* t = pbar;
       pbar = xbar;

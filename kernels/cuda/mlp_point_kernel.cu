@@ -1,14 +1,15 @@
 // Variant 4 of the CUDA MLP pass (MlpTiling::variant; planned and launched from mlp_kernels.cu
 // through mlp_variants.hpp): mlp_point_kernel, the point-stationary training and residual pass
 // for 2D networks of hidden layers of one width ≤ 64 and one output: the default for their
-// training passes from about 0.5 (float) or 2.5 (double) of its 32-point tiles per SM, opt-in
+// training passes from about 0.5 (float) or 1.75 (double) of its 32-point tiles per SM, opt-in
 // below that (kPtDefaultTilesPerSm).
 // Launch: persistent blocks of 32·G·NT threads (G = ⌈width / R⌉ feature groups, R = kPtRows<T>:
 // 5 in float, 10 in double; NT = 1 or, in
 // float, 2 tiles of 32 points), grid = the resident blocks or the tiles if fewer; dynamic shared
 // memory PtLayout::total elements (θ with zero-padded weight images, two stream buffers).
 // Napkin math: the FLOPs of mlp_kernels.cu's head comment; a training pass also writes every
-// hidden layer's pre-activations (4 streams × R·G features a point) to a per-thread scratch in
+// hidden layer's pre-activations (4 streams × R·G features a point; σ(z) in the value slot for
+// tanh and sigmoid) to a per-thread scratch in
 // global memory and reads each back at most twice (L2-resident): for 2-50-50-50-50-1 in double
 // about 18 KB a point, 0.3 GB a pass at 16384 + 1024. The section below has the structure and
 // the measurements.
@@ -37,8 +38,11 @@ namespace {
 // stream buffers (ping-pong) and one barrier per layer in the forward pass, two per layer in the
 // backward pass (24 barriers per 16 points in variants 0–2). The pre-activations of every hidden
 // layer go to a per-thread scratch (global, coalesced, L2-resident; each thread reads back only
-// what it wrote). Backward per hidden layer h, top down: P̄ = the activation adjoint of X̄
-// (registers) into buffer A, X_{h−1} recomputed from its pre-activations into buffer X (the
+// what it wrote); for tanh and sigmoid the value slot holds σ(z) instead, because σ', σ'', σ'''
+// follow from it, so the backward pass evaluates no activation (double at 16384 + 1024: 3086
+// against 2380 it/s on an H200; float, whose tanhf is cheap, unchanged). Backward per hidden
+// layer h, top down: P̄ = the activation adjoint of X̄
+// (registers) into buffer A, X_{h−1} recomputed from the scratch into buffer X (the
 // same ownership: features Rg … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
 // 5 × KB micro-tiles (consecutive lanes on consecutive X rows) added straight into the
 // block's partials row (one owner per entry, fixed order: same inputs, same bits), and
@@ -122,8 +126,35 @@ __device__ __forceinline__ void load2(const T* p, T& a, T& b) {
   }
 }
 
-template <class T>
-__device__ __forceinline__ void pt_activate(T (&z)[4], Activation act);
+// FromValue: z[0] holds σ(z) already, not z (the scratch of tanh and sigmoid: pt_save).
+template <class T, bool FromValue>
+__device__ __forceinline__ ActivationTerms<T> pt_terms(Activation act, T z0) {
+  if constexpr (FromValue) return activation_terms_from_value(act, z0);
+  return activation_terms(act, z0);
+}
+
+// The streams of a row in place: value, ∂x, ∂y, Δ.
+template <class T, bool FromValue>
+__device__ __forceinline__ void pt_activate(T (&z)[4], Activation act) {
+  const ActivationTerms<T> t = pt_terms<T, FromValue>(act, z[0]);
+  const T ax = z[1], ay = z[2];
+  z[0] = t.s;
+  z[1] = t.d1 * ax;
+  z[2] = t.d1 * ay;
+  z[3] = t.d2 * (ax * ax + ay * ay) + t.d1 * z[3];
+}
+
+// X̄ → P̄ in place at the scratch row z (activation_backward's formulas).
+template <class T, bool FromValue>
+__device__ __forceinline__ void pt_adjoint(T (&xb)[4], const T (&z)[4], Activation act) {
+  const ActivationTerms<T> t = pt_terms<T, FromValue>(act, z[0]);
+  const T ax = z[1], ay = z[2], c = z[3];
+  const T hb = xb[0], gx = xb[1], gy = xb[2], lb = xb[3];
+  xb[0] = hb * t.d1 + t.d2 * (gx * ax + gy * ay) + lb * (t.d3 * (ax * ax + ay * ay) + t.d2 * c);
+  xb[1] = gx * t.d1 + T(2) * lb * t.d2 * ax;
+  xb[2] = gy * t.d1 + T(2) * lb * t.d2 * ay;
+  xb[3] = lb * t.d1;
+}
 
 // Packed (boundary) tiles: every slot a value. Rolled loops over a local copy, not inlined:
 // these tiles are rare, and unrolled they would quadruple the kernel's inlined activations.
@@ -135,77 +166,56 @@ __device__ __noinline__ void pt_activate_packed(T* v) {
     v[k] = s;
   }
 }
-template <class T, int A>
+template <class T, int A, bool FromValue>
 __device__ __noinline__ void pt_adjoint_packed(T* xb, const T* z) {
-  for (int k = 0; k < 4 * kPtRows<T>; ++k) {
-    T s, d1;
-    activation_value_slope(Activation(A), z[k], s, d1);
-    xb[k] *= d1;
-  }
+  for (int k = 0; k < 4 * kPtRows<T>; ++k) xb[k] *= pt_terms<T, FromValue>(Activation(A), z[k]).d1;
 }
 
-template <class T, int A>
+// FromValue: the rows hold σ(z) in their value slots (every slot when packed, where activating
+// is then nothing to do).
+template <class T, int A, bool FromValue>
 __device__ __forceinline__ void pt_activate_rows(T (&z)[kPtRows<T>][4], bool packed) {
   if (packed) {
-    T v[4 * kPtRows<T>];
+    if constexpr (!FromValue) {
+      T v[4 * kPtRows<T>];
 #pragma unroll
-    for (int k = 0; k < 4 * kPtRows<T>; ++k) v[k] = z[k / 4][k % 4];
-    pt_activate_packed<T, A>(v);
+      for (int k = 0; k < 4 * kPtRows<T>; ++k) v[k] = z[k / 4][k % 4];
+      pt_activate_packed<T, A>(v);
 #pragma unroll
-    for (int k = 0; k < 4 * kPtRows<T>; ++k) z[k / 4][k % 4] = v[k];
+      for (int k = 0; k < 4 * kPtRows<T>; ++k) z[k / 4][k % 4] = v[k];
+    }
     return;
   }
 #pragma unroll
-  for (int i = 0; i < kPtRows<T>; ++i) pt_activate(z[i], Activation(A));
+  for (int i = 0; i < kPtRows<T>; ++i) pt_activate<T, FromValue>(z[i], Activation(A));
 }
 
-// The streams of a row in place: value, ∂x, ∂y, Δ.
-template <class T>
-__device__ __forceinline__ void pt_activate(T (&z)[4], Activation act) {
-  const ActivationTerms<T> t = activation_terms(act, z[0]);
-  const T ax = z[1], ay = z[2];
-  z[0] = t.s;
-  z[1] = t.d1 * ax;
-  z[2] = t.d1 * ay;
-  z[3] = t.d2 * (ax * ax + ay * ay) + t.d1 * z[3];
-}
-
-// X̄ → P̄ in place at pre-activations z (activation_backward's formulas).
-template <class T>
-__device__ __forceinline__ void pt_adjoint(T (&xb)[4], const T (&z)[4], Activation act) {
-  const ActivationTerms<T> t = activation_terms(act, z[0]);
-  const T ax = z[1], ay = z[2], c = z[3];
-  const T hb = xb[0], gx = xb[1], gy = xb[2], lb = xb[3];
-  xb[0] = hb * t.d1 + t.d2 * (gx * ax + gy * ay) + lb * (t.d3 * (ax * ax + ay * ay) + t.d2 * c);
-  xb[1] = gx * t.d1 + T(2) * lb * t.d2 * ax;
-  xb[2] = gy * t.d1 + T(2) * lb * t.d2 * ay;
-  xb[3] = lb * t.d1;
-}
-
-template <class T, int A>
+template <class T, int A, bool FromValue>
 __device__ __forceinline__ void pt_adjoint_rows(T (&xb)[kPtRows<T>][4], const T (&z)[kPtRows<T>][4],
                                                 bool packed) {
   if (packed) {
     T v[4 * kPtRows<T>], w[4 * kPtRows<T>];
 #pragma unroll
     for (int k = 0; k < 4 * kPtRows<T>; ++k) v[k] = xb[k / 4][k % 4], w[k] = z[k / 4][k % 4];
-    pt_adjoint_packed<T, A>(v, w);
+    pt_adjoint_packed<T, A, FromValue>(v, w);
 #pragma unroll
     for (int k = 0; k < 4 * kPtRows<T>; ++k) xb[k / 4][k % 4] = v[k];
     return;
   }
 #pragma unroll
-  for (int i = 0; i < kPtRows<T>; ++i) pt_adjoint(xb[i], z[i], Activation(A));
+  for (int i = 0; i < kPtRows<T>; ++i) pt_adjoint<T, FromValue>(xb[i], z[i], Activation(A));
 }
 
-// Per-thread scratch of hidden layer h: element j of thread tid at base + (h·40 + j)·threads.
+// Per-thread scratch of hidden layer h: element j of thread tid at base + (h·4R + j)·threads.
+// pt_save writes slots s0 … s1 − 1 of every row.
 template <class T>
-__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[kPtRows<T>][4]) {
+__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[kPtRows<T>][4],
+                                        int s0 = 0, int s1 = 4) {
 #pragma unroll
   for (int i = 0; i < kPtRows<T>; ++i)
 #pragma unroll
     for (int s = 0; s < 4; ++s)
-      base[std::size_t(h * 4 * kPtRows<T> + 4 * i + s) * threads] = z[i][s];
+      if (s >= s0 && s < s1) base[std::size_t(h * 4 * kPtRows<T> + 4 * i + s) * threads] = z[i][s];
 }
 template <class T>
 __device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z)[kPtRows<T>][4]) {
@@ -434,6 +444,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   T* const sm = reinterpret_cast<T*>(mlp_smem);
   constexpr int R = kPtRows<T>, KB = kPtKb<T> / NT;
+  constexpr bool kFromValue = activation_terms_from_value_only(Activation(A));
   const int H = L.H, G = L.G, Lh = net.layers - 1, np = net.n_params;
   const int tid = int(threadIdx.x), nth = int(blockDim.x);
   const int lane = tid & 31, warp = tid >> 5, g = warp % G, q = (warp / G) * 32 + lane;
@@ -574,8 +585,12 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
           }
         }
       }
-      if (train) pt_save(scr, l, nth, z);
-      pt_activate_rows<T, A>(z, packed);
+      // The scratch keeps what the backward pass needs: the pre-activation streams, with σ(z)
+      // in the value slots (every slot when packed) where σ', σ'', σ''' follow from it (tanh,
+      // sigmoid), so that the backward pass evaluates no activation.
+      if (train && !(kFromValue && packed)) pt_save(scr, l, nth, z, kFromValue ? 1 : 0, 4);
+      pt_activate_rows<T, A, false>(z, packed);
+      if (train && kFromValue) pt_save(scr, l, nth, z, 0, packed ? 4 : 1);
 #pragma unroll
       for (int i = 0; i < R; ++i) store4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
       __syncthreads();
@@ -653,12 +668,12 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
     mark(kPtOutputGrad);
     for (int h = Lh; h >= 1; --h) {
       pt_load(scr, h - 1, nth, z);
-      pt_adjoint_rows<T, A>(xb, z, packed);
+      pt_adjoint_rows<T, A, kFromValue>(xb, z, packed);
 #pragma unroll
       for (int i = 0; i < R; ++i) store4(pb + (r0 + i) * L.ldc + 4 * q, xb[i]);
       if (h >= 2) {
         pt_load(scr, h - 2, nth, z);
-        pt_activate_rows<T, A>(z, packed);
+        pt_activate_rows<T, A, kFromValue>(z, packed);
 #pragma unroll
         for (int i = 0; i < R; ++i) store4(xs + (r0 + i) * L.ldc + 4 * q, z[i]);
       }
@@ -879,14 +894,15 @@ std::vector<unsigned long long> point_phase_cycles() {
 }
 
 // The default switches to variant 4 from this many of its tiles (32 points) per SM. A tile takes
-// about 85 µs in float (5 features a thread) and 220 µs in double however few there are, while
+// about 85 µs in float (5 features a thread) and 170 µs in double however few there are, while
 // the tiled kernels' time grows with the batch. Measured crossover (bench_gpu_mlp crossover,
 // H200, 132 SMs): float between 39 and 65 tiles (variant 4 11802 against variant 1 16365 it/s
-// at 1200 + 120, 12135 against 11830 at 2048 + 128, 11748 against 7811 at 4096 + 256) and, with
-// double's forward GEMM on DMMA, double between 260 and 390 (variant 2 still 10 % faster at
-// 8192 + 512, 6 % slower at 12288 + 768; interpolated, even at about 335 tiles).
+// at 1200 + 120, 12135 against 11830 at 2048 + 128, 11748 against 7811 at 4096 + 256) and
+// double, with σ(z) in the scratch (no activation in the backward pass), between 195 and 260
+// tiles (variant 2 5 % faster at 6144 + 384, variant 4 18 % faster at 8192 + 512; interpolated,
+// even at about 210 tiles, 1.6 an SM).
 template <class T>
-constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 2.5 : 0.5;
+constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 1.75 : 0.5;
 
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
