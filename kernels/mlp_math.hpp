@@ -46,7 +46,9 @@ RBFPDE_HD T mlp_sigmoid(T z) {
 }
 
 // tanh and sigmoid: σ', σ'', σ''' are functions of the value s = σ(z) alone.
-RBFPDE_HD constexpr bool activation_terms_from_value_only(Activation a) { return a != Activation::kSin; }
+RBFPDE_HD constexpr bool activation_terms_from_value_only(Activation a) {
+  return a != Activation::kSin;
+}
 
 // The terms of tanh or sigmoid from s = σ(z) (activation_terms_from_value_only).
 template <class T>
@@ -86,6 +88,13 @@ RBFPDE_HD ActivationTerms<T> activation_terms(Activation a, T z) {
       break;
   }
   return t;
+}
+
+// The terms at z0: the pre-activation z, or σ(z) itself when from_value (tanh and sigmoid only:
+// activation_terms_from_value_only). Unused terms cost nothing once inlined.
+template <class T>
+RBFPDE_HD ActivationTerms<T> activation_terms_at(Activation a, T z0, bool from_value) {
+  return from_value ? activation_terms_from_value(a, z0) : activation_terms(a, z0);
 }
 
 // σ and σ' only: what the value stream of boundary points needs.

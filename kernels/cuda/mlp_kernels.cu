@@ -467,13 +467,6 @@ MLP_HD void load_input(T* __restrict__ X, const MlpNetView<T>& net, const T* __r
   }
 }
 
-// The activation's terms at z0: the pre-activation, or σ(z) itself when from_value (see
-// activation_forward).
-template <class T>
-MLP_HD ActivationTerms<T> terms_at(Activation act, T z0, bool from_value) {
-  return from_value ? activation_terms_from_value(act, z0) : activation_terms(act, z0);
-}
-
 // X = the activation's streams of Z (n rows): σ(z); σ'(z)·A_j; σ''(z)·Σ A_j² + σ'(z)·C.
 // keep_value: Z's value rows then hold σ(z) instead of z (tanh and sigmoid in training passes:
 // the backward pass takes σ', σ'', σ''' from it and evaluates no activation); from_value: they
@@ -488,12 +481,12 @@ MLP_HD void activation_forward(T* __restrict__ X, T* __restrict__ Z, Activation 
     T* x = X + r * ld + i;
     if (S == 1) {
       T s = z[0], d1;
-      if (!from_value) activation_value_slope(act, z[0], s, d1);
+      if (!from_value) activation_value_slope(act, z[0], s, d1);  // σ alone: no σ'', σ'''
       x[0] = s;
       if (keep_value) z[0] = s;
       continue;
     }
-    const ActivationTerms<T> t = terms_at(act, z[0], from_value);
+    const ActivationTerms<T> t = activation_terms_at(act, z[0], from_value);
     x[0] = t.s;
     if (keep_value) z[0] = t.s;
     T sum = T(0);
@@ -517,15 +510,10 @@ MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Act
     const T* z = Z + r * ld + i;
     T* xb = XB + r * ld + i;
     if (S == 1) {
-      T s, d1;
-      if (from_value)
-        d1 = activation_terms_from_value(act, z[0]).d1;
-      else
-        activation_value_slope(act, z[0], s, d1);
-      xb[0] *= d1;
+      xb[0] *= activation_terms_at(act, z[0], from_value).d1;
       continue;
     }
-    const ActivationTerms<T> t = terms_at(act, z[0], from_value);
+    const ActivationTerms<T> t = activation_terms_at(act, z[0], from_value);
     const T lbar = xb[(d + 1) * P];
     const T c = z[(d + 1) * P];
     T zbar = xb[0] * t.d1;

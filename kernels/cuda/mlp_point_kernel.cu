@@ -126,17 +126,11 @@ __device__ __forceinline__ void load2(const T* p, T& a, T& b) {
   }
 }
 
-// FromValue: z[0] holds σ(z) already, not z (the scratch of tanh and sigmoid: pt_save).
-template <class T, bool FromValue>
-__device__ __forceinline__ ActivationTerms<T> pt_terms(Activation act, T z0) {
-  if constexpr (FromValue) return activation_terms_from_value(act, z0);
-  return activation_terms(act, z0);
-}
-
-// The streams of a row in place: value, ∂x, ∂y, Δ.
+// The streams of a row in place: value, ∂x, ∂y, Δ. FromValue: z[0] holds σ(z) already, not z
+// (the scratch of tanh and sigmoid: pt_save).
 template <class T, bool FromValue>
 __device__ __forceinline__ void pt_activate(T (&z)[4], Activation act) {
-  const ActivationTerms<T> t = pt_terms<T, FromValue>(act, z[0]);
+  const ActivationTerms<T> t = activation_terms_at(act, z[0], FromValue);
   const T ax = z[1], ay = z[2];
   z[0] = t.s;
   z[1] = t.d1 * ax;
@@ -147,7 +141,7 @@ __device__ __forceinline__ void pt_activate(T (&z)[4], Activation act) {
 // X̄ → P̄ in place at the scratch row z (activation_backward's formulas).
 template <class T, bool FromValue>
 __device__ __forceinline__ void pt_adjoint(T (&xb)[4], const T (&z)[4], Activation act) {
-  const ActivationTerms<T> t = pt_terms<T, FromValue>(act, z[0]);
+  const ActivationTerms<T> t = activation_terms_at(act, z[0], FromValue);
   const T ax = z[1], ay = z[2], c = z[3];
   const T hb = xb[0], gx = xb[1], gy = xb[2], lb = xb[3];
   xb[0] = hb * t.d1 + t.d2 * (gx * ax + gy * ay) + lb * (t.d3 * (ax * ax + ay * ay) + t.d2 * c);
@@ -168,7 +162,8 @@ __device__ __noinline__ void pt_activate_packed(T* v) {
 }
 template <class T, int A, bool FromValue>
 __device__ __noinline__ void pt_adjoint_packed(T* xb, const T* z) {
-  for (int k = 0; k < 4 * kPtRows<T>; ++k) xb[k] *= pt_terms<T, FromValue>(Activation(A), z[k]).d1;
+  for (int k = 0; k < 4 * kPtRows<T>; ++k)
+    xb[k] *= activation_terms_at(Activation(A), z[k], FromValue).d1;
 }
 
 // FromValue: the rows hold σ(z) in their value slots (every slot when packed, where activating
