@@ -55,11 +55,12 @@ struct MlpTiling {
   // RBFPDE_MLP_VARIANT=0|1|2 overrides the default (tests, benchmarks).
   // 3: the register-resident pass (double, 2D, equal hidden widths ≤ 56), opt-in.
   // 4: the point-stationary pass (2D, equal hidden widths ≤ 64, one output), the default for
-  //    the training passes of the networks it takes from a batch size (float about 3000 points,
-  //    double about 12000 on an H200)
+  //    the training passes of the networks it takes from a batch size (float about 2100 points,
+  //    double about 2750 on an H200)
   //    (RBFPDE_MLP_VARIANT=0|1|2 turns it off, =4 forces it).
   int variant = 2;
   int points = 0;  // points per tile (variant 4: per interior tile; 4 × that per boundary tile)
+  int features = 0;  // variant 4: hidden features of every layer a thread owns (5 or 10)
   int ld = 0;      // shared-memory row stride of a stream matrix (padded)
   int tiles_interior = 0, tiles_boundary = 0;
   int grid = 0;

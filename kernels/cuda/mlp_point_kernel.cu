@@ -1,11 +1,10 @@
 // Variant 4 of the CUDA MLP pass (MlpTiling::variant; planned and launched from mlp_kernels.cu
 // through mlp_variants.hpp): mlp_point_kernel, the point-stationary training and residual pass
 // for 2D networks of hidden layers of one width ≤ 64 and one output: the default for their
-// training passes from about 0.5 (float) or 1.75 (double) of its 32-point tiles per SM, opt-in
+// training passes from about 0.5 (float) or 0.65 (double) of its 32-point tiles per SM, opt-in
 // below that (kPtDefaultTilesPerSm).
-// Launch: persistent blocks of 32·G·NT threads (G = ⌈width / R⌉ feature groups, R = kPtRows<T>:
-// 5 in float, 10 in double; NT = 1 or, in
-// float, 2 tiles of 32 points), grid = the resident blocks or the tiles if fewer; dynamic shared
+// Launch: persistent blocks of 32·G·NT threads (G = ⌈width / R⌉ feature groups, R = pt_rows:
+// 5, or 10 in double for widths past 60; NT = 1 or, in float, 2 tiles of 32 points), grid = the resident blocks or the tiles if fewer; dynamic shared
 // memory PtLayout::total elements (θ with zero-padded weight images, two stream buffers).
 // Napkin math: the FLOPs of mlp_kernels.cu's head comment; a training pass also writes every
 // hidden layer's pre-activations (4 streams × R·G features a point; σ(z) in the value slot for
@@ -18,6 +17,8 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -29,7 +30,7 @@ namespace rbfpde::gpu::detail {
 namespace {
 
 // ---- Variant 4: the point-stationary training pass (2D, equal hidden widths ≤ 64) -------------
-// Thread (q, g) of a block owns point slot q (lane + 32·tile-warp) and the R = kPtRows<T>
+// Thread (q, g) of a block owns point slot q (lane + 32·tile-warp) and the R (pt_rows)
 // features Rg … Rg + R − 1 of every hidden layer, with all four streams of its point in
 // registers: the forward GEMM Z = W X reads X's column block of its point from shared memory
 // (16-byte loads, consecutive lanes → consecutive points) and W's rows as broadcasts, 4 k at a
@@ -57,29 +58,44 @@ namespace {
 // the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums its
 // threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). bench/RESULTS.md has
 // the measurements and what was tried.
-// Features of every hidden layer a thread owns (kPtRows<T>): 5 in float, 10 in double. A
-// width-50 network then takes 10 warps a 32-point tile in float (96 registers: two blocks, 20
-// warps an SM; 5298 against 4578 it/s with 10 features, 10 warps an SM, at 16384 + 1024 on an
-// H200) and 5 in double (its DMMA tiles need the registers: 5 features spill, 2334 against 2385).
-template <class T>
-constexpr int kPtRows = sizeof(T) == sizeof(float) ? 5 : 10;
-template <class T>
-constexpr int kPtMaxGroups = (64 + kPtRows<T> - 1) / kPtRows<T>;  // hidden width ≤ 64
-// Weight-gradient micro-tiles: 5 rows × kPtKb / NT columns (about as many micro-tiles as
-// threads for width 50).
-template <class T>
-constexpr int kPtKb = kPtRows<T> >= 10 ? 4 : 2;
-// Two tiles per block (float only) take widths ≤ 50: 640 threads of at most 96 registers.
-template <class T>
-constexpr int pt_max_groups(int nt) {
-  return nt == 2 ? 50 / kPtRows<T> : kPtMaxGroups<T>;
-}
+// Features of every hidden layer a thread owns (R, a template parameter of the kernel): 5 in
+// float; in double 5 for widths ≤ 60 and 10 above (pt_rows). In float a width-50 network then
+// takes 10 warps a 32-point tile at 96 registers: two blocks, 20 warps an SM (5298 against 4578
+// it/s with 10 features, 10 warps an SM, at 16384 + 1024 on an H200). In double, 10 warps of at
+// most 168 registers: one block an SM (shared memory), twice the warps of R = 10 (3746 against
+// 3076 it/s). The register cap is what 9 to 12 warps leave: an SM spreads a block's warps over
+// four register files of 16384, so 10 warps at 172 registers did not fit (three on one file).
+// The kernels built: (T, R, NT) = (float, 5, 1), (float, 5, 2), (double, 5, 1), (double, 10, 1).
 constexpr int kPtMaxWidth = 64;
+// Feature groups (warps a 32-point tile) a kernel takes: float 13 (widths ≤ 64), or 10 with two
+// tiles a block (640 threads of 96 registers, widths ≤ 50); double 12 with R = 5 (widths ≤ 60)
+// and 7 with R = 10 (widths ≤ 64, 255 registers).
+template <class T>
+constexpr int pt_max_groups(int R, int nt) {
+  if (sizeof(T) == sizeof(float)) return nt == 2 ? 50 / R : (kPtMaxWidth + R - 1) / R;
+  return R >= 10 ? (kPtMaxWidth + R - 1) / R : 12;
+}
+template <class T>
+int pt_rows(int width) {
+  return sizeof(T) == sizeof(double) && (width + 4) / 5 > pt_max_groups<T>(5, 1) ? 10 : 5;
+}
+// Weight-gradient micro-tiles (FMA path): 5 rows × pt_kb / NT columns (about as many
+// micro-tiles as threads for width 50).
+constexpr int pt_kb(int R) { return R >= 10 ? 4 : 2; }
+// DMMA warp units (UM × UN output tiles of 16 × 8 a warp; double): Z = W X and X̄ = Wᵀ P̄ take
+// kPtUnitM × 4, ∂I/∂W 2 × kPtWgUnitN. R = 10 (5 warps a tile) 4 × 4 and 2 × 4; R = 5 (10 warps)
+// 2 × 4 and 2 × 2: 3746 it/s, against 3700 with 4 × 2 and 2 × 2 and 3258 with 2 × 2 and 1 × 2
+// (16384 + 1024, H200).
+template <int R>
+constexpr int kPtUnitM = R >= 10 ? 4 : 2;
+template <int R>
+constexpr int kPtWgUnitN = R >= 10 ? 4 : 2;
 
 // Offsets (in T) of the block's shared memory, computed once on the host.
 struct PtLayout {
   int H = 0, G = 0, NT = 0, NP = 0, threads = 0;
-  int Rr = 0;    // rows of a weight image and of the biases: kPtRows<T>·G
+  int R = 0;     // features of every hidden layer a thread owns (pt_rows)
+  int Rr = 0;    // rows of a weight image and of the biases: R·G
   int Kq = 0;    // columns of a weight image (zero-padded; see point_layout)
   int Kf = 0;    // … of them read by the forward GEMM: max(H, Rr) rounded up to 4
   int rows = 0;  // rows of a stream buffer
@@ -152,73 +168,73 @@ __device__ __forceinline__ void pt_adjoint(T (&xb)[4], const T (&z)[4], Activati
 
 // Packed (boundary) tiles: every slot a value. Rolled loops over a local copy, not inlined:
 // these tiles are rare, and unrolled they would quadruple the kernel's inlined activations.
-template <class T, int A>
+template <class T, int A, int R>
 __device__ __noinline__ void pt_activate_packed(T* v) {
-  for (int k = 0; k < 4 * kPtRows<T>; ++k) {
+  for (int k = 0; k < 4 * R; ++k) {
     T s, d1;
     activation_value_slope(Activation(A), v[k], s, d1);
     v[k] = s;
   }
 }
-template <class T, int A, bool FromValue>
+template <class T, int A, bool FromValue, int R>
 __device__ __noinline__ void pt_adjoint_packed(T* xb, const T* z) {
-  for (int k = 0; k < 4 * kPtRows<T>; ++k)
+  for (int k = 0; k < 4 * R; ++k)
     xb[k] *= activation_terms_at(Activation(A), z[k], FromValue).d1;
 }
 
 // FromValue: the rows hold σ(z) in their value slots (every slot when packed, where activating
 // is then nothing to do).
-template <class T, int A, bool FromValue>
-__device__ __forceinline__ void pt_activate_rows(T (&z)[kPtRows<T>][4], bool packed) {
+template <class T, int A, bool FromValue, int R>
+__device__ __forceinline__ void pt_activate_rows(T (&z)[R][4], bool packed) {
   if (packed) {
     if constexpr (!FromValue) {
-      T v[4 * kPtRows<T>];
+      T v[4 * R];
 #pragma unroll
-      for (int k = 0; k < 4 * kPtRows<T>; ++k) v[k] = z[k / 4][k % 4];
-      pt_activate_packed<T, A>(v);
+      for (int k = 0; k < 4 * R; ++k) v[k] = z[k / 4][k % 4];
+      pt_activate_packed<T, A, R>(v);
 #pragma unroll
-      for (int k = 0; k < 4 * kPtRows<T>; ++k) z[k / 4][k % 4] = v[k];
+      for (int k = 0; k < 4 * R; ++k) z[k / 4][k % 4] = v[k];
     }
     return;
   }
 #pragma unroll
-  for (int i = 0; i < kPtRows<T>; ++i) pt_activate<T, FromValue>(z[i], Activation(A));
+  for (int i = 0; i < R; ++i) pt_activate<T, FromValue>(z[i], Activation(A));
 }
 
-template <class T, int A, bool FromValue>
-__device__ __forceinline__ void pt_adjoint_rows(T (&xb)[kPtRows<T>][4], const T (&z)[kPtRows<T>][4],
+template <class T, int A, bool FromValue, int R>
+__device__ __forceinline__ void pt_adjoint_rows(T (&xb)[R][4], const T (&z)[R][4],
                                                 bool packed) {
   if (packed) {
-    T v[4 * kPtRows<T>], w[4 * kPtRows<T>];
+    T v[4 * R], w[4 * R];
 #pragma unroll
-    for (int k = 0; k < 4 * kPtRows<T>; ++k) v[k] = xb[k / 4][k % 4], w[k] = z[k / 4][k % 4];
-    pt_adjoint_packed<T, A, FromValue>(v, w);
+    for (int k = 0; k < 4 * R; ++k) v[k] = xb[k / 4][k % 4], w[k] = z[k / 4][k % 4];
+    pt_adjoint_packed<T, A, FromValue, R>(v, w);
 #pragma unroll
-    for (int k = 0; k < 4 * kPtRows<T>; ++k) xb[k / 4][k % 4] = v[k];
+    for (int k = 0; k < 4 * R; ++k) xb[k / 4][k % 4] = v[k];
     return;
   }
 #pragma unroll
-  for (int i = 0; i < kPtRows<T>; ++i) pt_adjoint<T, FromValue>(xb[i], z[i], Activation(A));
+  for (int i = 0; i < R; ++i) pt_adjoint<T, FromValue>(xb[i], z[i], Activation(A));
 }
 
 // Per-thread scratch of hidden layer h: element j of thread tid at base + (h·4R + j)·threads.
 // pt_save writes slots s0 … s1 − 1 of every row.
-template <class T>
-__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[kPtRows<T>][4],
+template <class T, int R>
+__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[R][4],
                                         int s0 = 0, int s1 = 4) {
 #pragma unroll
-  for (int i = 0; i < kPtRows<T>; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma unroll
     for (int s = 0; s < 4; ++s)
-      if (s >= s0 && s < s1) base[std::size_t(h * 4 * kPtRows<T> + 4 * i + s) * threads] = z[i][s];
+      if (s >= s0 && s < s1) base[std::size_t(h * 4 * R + 4 * i + s) * threads] = z[i][s];
 }
-template <class T>
-__device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z)[kPtRows<T>][4]) {
+template <class T, int R>
+__device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z)[R][4]) {
 #pragma unroll
-  for (int i = 0; i < kPtRows<T>; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma unroll
     for (int s = 0; s < 4; ++s)
-      z[i][s] = base[std::size_t(h * 4 * kPtRows<T> + 4 * i + s) * threads];
+      z[i][s] = base[std::size_t(h * 4 * R + 4 * i + s) * threads];
 }
 
 // ∂I/∂W (H × H, row-major at w_off of prow) += Σ over the tile's columns P̄[r][c] X[k][c], and
@@ -429,16 +445,16 @@ __device__ int g_pt_phase_timing;
 // reduction above all) would otherwise sit in every row's inlined activation.
 // Registers: at most 96 a thread in float (two blocks of 320 threads per SM for width 50, or
 // one of 640), the launch bound's share in double (255: one block of 160 threads per SM).
-template <class T, int NT, int A>
+template <class T, int R, int NT, int A>
 __global__ void __maxnreg__(sizeof(T) == sizeof(float)
                                 ? 96
-                                : std::min(255, 65536 / (32 * pt_max_groups<T>(NT) * NT) / 8 * 8))
+                                : std::min(255, 65536 / (128 * ((pt_max_groups<T>(R, NT) * NT + 3) / 4)) / 8 * 8))
     mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
 #if defined(__CUDA_ARCH__)
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   T* const sm = reinterpret_cast<T*>(mlp_smem);
-  constexpr int R = kPtRows<T>, KB = kPtKb<T> / NT;
+  constexpr int KB = pt_kb(R) / NT;
   constexpr bool kFromValue = activation_terms_from_value_only(Activation(A));
   const int H = L.H, G = L.G, Lh = net.layers - 1, np = net.n_params;
   const int tid = int(threadIdx.x), nth = int(blockDim.x);
@@ -542,7 +558,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
             // Z = W_l X on the tensor cores into `out` (free: its last reader was the previous
             // layer's GEMM, before that layer's barrier), one barrier, then each thread takes
             // back its own rows and columns (and writes only those below: no second barrier).
-            pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (l - 1) * L.Ri * L.Kq, L.Kq, 1, L.Ri - 1, in,
+            pt_mma<T, kPtUnitM<R>, 4>(L.Rr, 4 * L.NP, H, img + (l - 1) * L.Ri * L.Kq, L.Kq, 1, L.Ri - 1, in,
                             L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{out, L.ldc, L.Rr});
             __syncthreads();
 #pragma unroll
@@ -677,12 +693,13 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
       if (h >= 2) {
         const int w_off = net.w_offset[h - 1], b_off = net.b_offset[h - 1];
         if constexpr (kPtTensorCores<T>) {
-          pt_weight_gradient_mma<T, 2, 4 / NT>(prow, w_off, b_off, pb, xs, L, packed);
+          pt_weight_gradient_mma<T, 2, kPtWgUnitN<R> / NT>(prow, w_off, b_off, pb, xs, L, packed);
           mark(kPtWeightGrad);
           // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a barrier)
-          // and read back into the registers of its owners.
+          // and read back into the registers of its owners. A's rows are W's columns: clamped to
+          // the image's row length (past it a warp's unit would read beyond the last image).
           __syncthreads();
-          pt_mma<T, 4, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, INT_MAX / 2, pb,
+          pt_mma<T, kPtUnitM<R>, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, L.Kq - 1, pb,
                           L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{xs, L.ldc, L.Rr});
           __syncthreads();
 #pragma unroll
@@ -693,30 +710,36 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
           pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed);
           mark(kPtWeightGrad);
         }
-        // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + 9 of every row of W.
+        // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + R − 1 of every row of W.
         const T* w = img + (h - 2) * L.Ri * L.Kq + r0;
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
           for (int s = 0; s < 4; ++s) xb[i][s] = T(0);
         const T* pc = pb + 4 * q;
+        // W's rows are read R at a time from column r0, in 8-byte pairs where aligned: the image's
+        // rows have an even length, so r0's parity (warp-uniform) decides where the pairs start.
+        auto xbar = [&](auto odd) {
+          constexpr int o = decltype(odd)::value ? 1 : 0;
 #pragma unroll 2
-        for (int r = 0; r < H; ++r) {
-          T pv[4], wv[R];
-          load4(pc + r * L.ldc, pv);
+          for (int r = 0; r < H; ++r) {
+            T pv[4], wv[R];
+            load4(pc + r * L.ldc, pv);
+            const T* wr = w + r * L.Kq;
+            if constexpr (o == 1) wv[0] = wr[0];
 #pragma unroll
-          for (int i = 0; i + 1 < R; i += 2) {
-            if constexpr (R % 2 == 0)
-              load2(w + r * L.Kq + i, wv[i], wv[i + 1]);
-            else
-              wv[i] = w[r * L.Kq + i], wv[i + 1] = w[r * L.Kq + i + 1];
+            for (int i = o; i + 1 < R; i += 2) load2(wr + i, wv[i], wv[i + 1]);
+            if constexpr ((R - o) % 2 == 1) wv[R - 1] = wr[R - 1];
+#pragma unroll
+            for (int i = 0; i < R; ++i)
+#pragma unroll
+              for (int s = 0; s < 4; ++s) xb[i][s] += wv[i] * pv[s];
           }
-          if constexpr (R % 2 == 1) wv[R - 1] = w[r * L.Kq + R - 1];
-#pragma unroll
-          for (int i = 0; i < R; ++i)
-#pragma unroll
-            for (int s = 0; s < 4; ++s) xb[i][s] += wv[i] * pv[s];
-        }
+        };
+        if (R % 2 == 1 && (r0 & 1))
+          xbar(std::true_type{});
+        else
+          xbar(std::false_type{});
       } else {
         // Hidden layer 1's weights W_1 (H × 2) and bias: x' of the slot, ∂x'_j/∂x_j = scale_j.
         for (int r = tid; r < H; r += nth) {
@@ -751,7 +774,7 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
   }
   mark_base(0);
   if (!a.losses) return;
-  __shared__ double loss_scratch[32 * pt_max_groups<T>(NT) * NT];
+  __shared__ double loss_scratch[32 * pt_max_groups<T>(R, NT) * NT];
   double* const block_sums = reinterpret_cast<double*>(
       a.scratch + std::size_t(gridDim.x) * Lh * 4 * R * nth);  // after every block's Z scratch
   sum_e = block_sum(sum_e, loss_scratch);
@@ -777,15 +800,16 @@ bool point_pass_fits(const MlpNetView<T>& net) {
 }
 
 template <class T>
-PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
+PtLayout point_layout(const MlpNetView<T>& net, int R, int nt, int n_int, int n_bnd) {
   PtLayout L;
-  const int H = net.sizes[1], Lh = net.layers - 1, kb = kPtKb<T> / nt;
+  const int H = net.sizes[1], Lh = net.layers - 1, kb = pt_kb(R) / nt;
   L.H = H;
-  L.G = (H + kPtRows<T> - 1) / kPtRows<T>;
+  L.R = R;
+  L.G = (H + R - 1) / R;
   L.NT = nt;
   L.NP = 32 * nt;
   L.threads = 32 * L.G * nt;
-  L.Rr = kPtRows<T> * L.G;
+  L.Rr = R * L.G;
   // Columns ≡ 8 or 24 (mod 32): the adjoint's A fragments (lanes along m and k) are then
   // conflict-free.
   L.Kq = (std::max(H, L.Rr) + 7) / 8 * 8;
@@ -825,44 +849,55 @@ PtLayout point_layout(const MlpNetView<T>& net, int nt, int n_int, int n_bnd) {
 template <class T>
 using PointKernel = void (*)(MlpNetView<T>, MlpPassArgs<T>, PtLayout);
 
-template <class T, int NT>
+template <class T, int R, int NT>
 PointKernel<T> point_kernel_nt(Activation act) {
   switch (act) {
     case Activation::kSin:
-      return mlp_point_kernel<T, NT, int(Activation::kSin)>;
+      return mlp_point_kernel<T, R, NT, int(Activation::kSin)>;
     case Activation::kSigmoid:
-      return mlp_point_kernel<T, NT, int(Activation::kSigmoid)>;
+      return mlp_point_kernel<T, R, NT, int(Activation::kSigmoid)>;
     case Activation::kTanh:
     default:
-      return mlp_point_kernel<T, NT, int(Activation::kTanh)>;
+      return mlp_point_kernel<T, R, NT, int(Activation::kTanh)>;
   }
 }
 
-// Two tiles per block in float only (double's would need 128 registers a thread and spill).
+// Two tiles per block in float only (double's would need 128 registers a thread and spill);
+// R = 10 in double only (widths past pt_max_groups(5, 1)·5).
 template <class T>
 constexpr int kPtMaxTiles = sizeof(T) == sizeof(double) ? 1 : 2;
 
 template <class T>
-PointKernel<T> point_kernel(int nt, Activation act) {
-  if constexpr (kPtMaxTiles<T> == 2)
-    if (nt == 2) return point_kernel_nt<T, 2>(act);
-  return point_kernel_nt<T, 1>(act);
+PointKernel<T> point_kernel(int R, int nt, Activation act) {
+  if constexpr (sizeof(T) == sizeof(float)) {
+    if (nt == 2) return point_kernel_nt<T, 5, 2>(act);
+  } else {
+    if (R == 10) return point_kernel_nt<T, 10, 1>(act);
+  }
+  return point_kernel_nt<T, 5, 1>(act);
+}
+
+// The (R, NT) pairs built for T (point_kernel).
+template <class T>
+std::vector<std::pair<int, int>> point_kernel_shapes() {
+  if (sizeof(T) == sizeof(float)) return {{5, 1}, {5, 2}};
+  return {{5, 1}, {10, 1}};
 }
 
 template <class T>
-std::size_t point_static_bytes(int nt) {  // loss scratch and flag of the last block
-  return std::size_t(32 * pt_max_groups<T>(nt) * nt) * sizeof(double) + 64;
+std::size_t point_static_bytes(int R, int nt) {  // loss scratch and flag of the last block
+  return std::size_t(32 * pt_max_groups<T>(R, nt) * nt) * sizeof(double) + 64;
 }
 
 template <class T>
 void configure_point_kernels(const DeviceLimits& limits) {
   static const bool configured = [&] {
-    for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt)
+    for (auto [R, nt] : point_kernel_shapes<T>())
       for (Activation act : {Activation::kTanh, Activation::kSin, Activation::kSigmoid}) {
-        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(nt, act),
+        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(R, nt, act),
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        int(limits.shared_optin - point_static_bytes<T>(nt))));
-        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(nt, act),
+                                        int(limits.shared_optin - point_static_bytes<T>(R, nt))));
+        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(R, nt, act),
                                         cudaFuncAttributePreferredSharedMemoryCarveout, 100));
       }
     return true;
@@ -889,15 +924,14 @@ std::vector<unsigned long long> point_phase_cycles() {
 }
 
 // The default switches to variant 4 from this many of its tiles (32 points) per SM. A tile takes
-// about 85 µs in float (5 features a thread) and 170 µs in double however few there are, while
-// the tiled kernels' time grows with the batch. Measured crossover (bench_gpu_mlp crossover,
-// H200, 132 SMs): float between 39 and 65 tiles (variant 4 11802 against variant 1 16365 it/s
-// at 1200 + 120, 12135 against 11830 at 2048 + 128, 11748 against 7811 at 4096 + 256) and
-// double, with σ(z) in the scratch (no activation in the backward pass), between 195 and 260
-// tiles (variant 2 5 % faster at 6144 + 384, variant 4 18 % faster at 8192 + 512; interpolated,
-// even at about 210 tiles, 1.6 an SM).
+// about 85 µs in float and 110 µs in double (5 features a thread in both) however few there
+// are, while the tiled kernels' time grows with the batch. Measured crossover (bench_gpu_mlp
+// crossover, H200, 132 SMs): float between 39 and 65 tiles (variant 4 11802 against variant 1
+// 16365 it/s at 1200 + 120, 11961 against 12008 at 2048 + 128, 11647 against 7942 at 4096 +
+// 256) and double between 65 and 130 (variant 2 11034 against variant 4 9255 at 2048 + 128,
+// variant 4 8870 against 6918 at 4096 + 256; interpolated, even at about 86 tiles, 0.65 an SM).
 template <class T>
-constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 1.75 : 0.5;
+constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 0.65 : 0.5;
 
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
@@ -911,16 +945,17 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
     configure_point_kernels<T>(limits);
     int forced_nt = 0;
     if (const char* p = std::getenv("RBFPDE_MLP_POINT_TILES")) forced_nt = std::atoi(p);
+    const int R = pt_rows<T>(net.sizes[1]);
     int best_nt = 0, best_rounds = 0, best_resident = 0;
     for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt) {
       if (forced_nt >= 1 && forced_nt <= 2 && nt != forced_nt) continue;
-      const PtLayout L = point_layout(net, nt, n_int, n_bnd);
-      if (L.G > pt_max_groups<T>(nt)) continue;
+      const PtLayout L = point_layout(net, R, nt, n_int, n_bnd);
+      if (L.G > pt_max_groups<T>(R, nt)) continue;
       const std::size_t bytes = std::size_t(L.total) * sizeof(T);
-      if (bytes + point_static_bytes<T>(nt) > limits.shared_optin) continue;
+      if (bytes + point_static_bytes<T>(R, nt) > limits.shared_optin) continue;
       int per_sm = 0;
       CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, point_kernel<T>(nt, Activation(net.activation)), L.threads, bytes));
+          &per_sm, point_kernel<T>(R, nt, Activation(net.activation)), L.threads, bytes));
       if (per_sm < 1) continue;
       const int resident = per_sm * limits.sms;
       // Rounds of the busiest SM, in units of 32-point tiles.
@@ -932,18 +967,19 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
         best_resident = resident;
       }
     }
-    const PtLayout best = point_layout(net, std::max(best_nt, 1), n_int, n_bnd);
+    const PtLayout best = point_layout(net, R, std::max(best_nt, 1), n_int, n_bnd);
     const int tiles = best.tiles_int + best.tiles_bnd;
     if (best_nt != 0 && (want == 4 || tiles >= kPtDefaultTilesPerSm<T> * limits.sms)) {
       const PtLayout& L = best;
       t.variant = 4;
       t.points = L.NP;
+      t.features = L.R;
       t.tiles_interior = L.tiles_int;
       t.tiles_boundary = L.tiles_bnd;
       t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, best_resident));
       t.shared_bytes = std::size_t(L.total) * sizeof(T);
       // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
-      t.scratch_elements = std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * kPtRows<T> *
+      t.scratch_elements = std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * std::size_t(L.R) *
                                std::size_t(L.threads) +
                            std::size_t(t.grid) * 2 * sizeof(double) / sizeof(T);
       return true;
@@ -956,9 +992,10 @@ template <class T>
 void launch_point_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
                        const MlpPassArgs<T>& args) {
   if (args.out_u) throw std::logic_error("the point-stationary MLP pass does not evaluate");
-  const PtLayout L = point_layout(net, tiling.points / 32, args.n_int, args.n_bnd);
+  const PtLayout L =
+      point_layout(net, tiling.features, tiling.points / 32, args.n_int, args.n_bnd);
   point_kernel<T>(
-      L.NT, Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(
+      L.R, L.NT, Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(
       net, args, L);
   CUDA_CHECK_LAUNCH("mlp_point_kernel");
 }

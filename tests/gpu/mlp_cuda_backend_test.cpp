@@ -487,6 +487,8 @@ void check_point_pass(const std::vector<PointCase>& cases) {
         continue;
       }
       EXPECT_EQ(plan.points, 32 * std::atoi(tiles));
+      // Features a thread owns: 5, or 10 in double past width 60.
+      EXPECT_EQ(plan.features, sizeof(T) == sizeof(double) && k.hidden[0] > 60 ? 10 : 5);
       Pair<T> p = make_pair<T>(shape, 31, k.n_int, k.n_bnd);
       const LossParts r_cpu = p.cpu->residuals(), r_gpu = p.gpu->residuals();
       EXPECT_LE(relative_difference(r_gpu.loss, r_cpu.loss), tol);
@@ -516,11 +518,14 @@ class CudaMlpPointPass : public ::testing::Test {};
 TYPED_TEST_SUITE(CudaMlpPointPass, Precisions);
 
 // Small enough for compute-sanitizer (tools/gpu-mlp-check.sh): one to thirteen feature groups,
-// partial tiles, packed boundary tiles.
+// partial tiles, packed boundary tiles; in double both kernels (5 features a thread up to width
+// 60, 10 above).
 TYPED_TEST(CudaMlpPointPass, SmallNetworks) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
   check_point_pass<TypeParam>({PointCase{{13, 13, 13}, "sigmoid", 77, 9},
                                PointCase{{64, 64}, "sin", 40, 53},
+                               PointCase{{60, 60}, "tanh", 35, 11},
+                               PointCase{{61, 61}, "tanh", 35, 11},
                                PointCase{{7, 7}, "tanh", 33, 2}});
 }
 
@@ -555,19 +560,22 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
   EXPECT_NE(gpu::plan_mlp_tiling(gpu::make_mlp_net_view<T>(mlp_options(wide, 7.0)), 201, 53, true)
                 .variant,
             4);
-  // By default: batches past the measured crossover (float about 0.5 tiles an SM, double 1.75);
+  // By default: batches past the measured crossover (float about 0.5 tiles an SM, double 0.65);
   // not small batches or passes without the gradient. The choices around the crossover hold
-  // for GPUs of 112 to 148 SMs (H100 PCIe 114, H100 SXM and H200 132): 6144 + 384 is 195
-  // tiles, 8192 + 512 is 260, 12288 + 768 is 390.
+  // for GPUs of 112 to 148 SMs (H100 PCIe 114, H100 SXM and H200 132): 2048 + 128 is 65 tiles,
+  // 4096 + 256 is 130, 6144 + 384 is 195.
   MlpShape bench;
   const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(bench, 7.0));
   EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant, 4);
-  const bool is_float = sizeof(T) == sizeof(float);
+  EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).features, 5);
+  const bool is_double = sizeof(T) == sizeof(double);
   const int sms = gpu::mlp_device_sms();
   if (sms >= 112 && sms <= 148) {
-    EXPECT_EQ(gpu::plan_mlp_tiling(net, 6144, 384, true).variant, is_float ? 4 : 2);
-    EXPECT_EQ(gpu::plan_mlp_tiling(net, 8192, 512, true).variant, 4);
-    EXPECT_EQ(gpu::plan_mlp_tiling(net, 12288, 768, true).variant, 4);
+    if (is_double) {
+      EXPECT_EQ(gpu::plan_mlp_tiling(net, 2048, 128, true).variant, 2);
+    }
+    EXPECT_EQ(gpu::plan_mlp_tiling(net, 4096, 256, true).variant, 4);
+    EXPECT_EQ(gpu::plan_mlp_tiling(net, 6144, 384, true).variant, 4);
   }
   EXPECT_NE(gpu::plan_mlp_tiling(net, 1200, 120, true).variant, 4);
   EXPECT_NE(gpu::plan_mlp_tiling(net, 16384, 1024, false).variant, 4);
