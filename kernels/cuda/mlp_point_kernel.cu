@@ -4,7 +4,8 @@
 // training passes from about 0.5 (float) or 0.65 (double) of its 32-point tiles per SM, opt-in
 // below that (kPtDefaultTilesPerSm).
 // Launch: persistent blocks of 32·G·NT threads (G = ⌈width / R⌉ feature groups, R = pt_rows:
-// 5, or 10 in double for widths past 60; NT = 1 or, in float, 2 tiles of 32 points), grid = the resident blocks or the tiles if fewer; dynamic shared
+// 5, or 10 in double for widths past 60; NT = 1 or, in float, 2 tiles of 32 points), grid =
+// the resident blocks or the tiles if fewer; dynamic shared
 // memory PtLayout::total elements (θ with zero-padded weight images, two stream buffers).
 // Napkin math: the FLOPs of mlp_kernels.cu's head comment; a training pass also writes every
 // hidden layer's pre-activations (4 streams × R·G features a point; σ(z) in the value slot for
@@ -444,7 +445,8 @@ __device__ int g_pt_phase_timing;
 // One instantiation per activation (A: rbfpde::Activation): the others' code (sin's argument
 // reduction above all) would otherwise sit in every row's inlined activation.
 // Registers: at most 96 a thread in float (two blocks of 320 threads per SM for width 50, or
-// one of 640), the launch bound's share in double (255: one block of 160 threads per SM).
+// one of 640); in double what one block of the kernel's most warps leaves, counting warps in
+// fours (an SM's four register files): 168 for R = 5 (up to 12 warps), 255 for R = 10.
 template <class T, int R, int NT, int A>
 __global__ void __maxnreg__(sizeof(T) == sizeof(float)
                                 ? 96
