@@ -4,11 +4,11 @@
 // through mlp_variants.hpp, and the device helpers the files share are in mlp_device.cuh.
 //
 // mlp_point_kernel (variant 4, mlp_point_kernel.cu; 2D, equal hidden widths ≤ 64, one output;
-// training and residual passes): a thread keeps one point's four streams for 5 (float) or 10
-// (double) features of every hidden layer in registers (see that file). The default from about
-// 2100 points in float and 10500 in double on an H200 (16384 + 1024: float 2.1× variant 1 on the
-// FMA units; double 1.15× variant 2, with all three of its GEMMs on DMMA); for smaller batches
-// the tiled kernels below are faster (bench/RESULTS.md), so there it is opt-in
+// training and residual passes): a thread keeps one point's four streams for 5 features of
+// every hidden layer in registers (10 in double past width 60; see that file). The default from
+// about 2100 points in float and 2750 in double on an H200 (16384 + 1024: float 2.1× variant 1
+// on the FMA units; double 1.8× variant 2, with all three of its GEMMs on DMMA); for smaller
+// batches the tiled kernels below are faster (bench/RESULTS.md), so there it is opt-in
 // (RBFPDE_MLP_VARIANT=4).
 //
 // mlp_fast_kernel (variant 3, mlp_fast_kernel.cu, opt-in with RBFPDE_MLP_VARIANT=3; double, 2D,

@@ -61,6 +61,9 @@ struct MlpTiling {
   int variant = 2;
   int points = 0;  // points per tile (variant 4: per interior tile; 4 × that per boundary tile)
   int features = 0;  // variant 4: hidden features of every layer a thread owns (5 or 10)
+  // Variant 4 in double: the hidden layers' forward GEMM on the tensor cores (the default) or,
+  // with RBFPDE_MLP_POINT_FORWARD=fma, on the FP64 FMA units.
+  bool forward_mma = false;
   int ld = 0;      // shared-memory row stride of a stream matrix (padded)
   int tiles_interior = 0, tiles_boundary = 0;
   int grid = 0;

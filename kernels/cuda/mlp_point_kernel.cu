@@ -107,7 +107,8 @@ struct PtLayout {
   int off_seed = 0, off_xin = 0, total = 0;
   int tiles_int = 0, tiles_bnd = 0;
   int Ri = 0;       // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
-  int fwd_mma = 0;  // double: the hidden layers' forward GEMM on the tensor cores (pt_mma)
+  int fwd_mma = 0;  // double: the hidden layers' forward GEMM on the tensor cores (the planner's
+                    // MlpTiling::forward_mma; pt_mma)
 };
 
 // Double runs the weight gradient, the adjoint and (PtLayout::fwd_mma) the forward GEMM on the
@@ -179,8 +180,7 @@ __device__ __noinline__ void pt_activate_packed(T* v) {
 }
 template <class T, int A, bool FromValue, int R>
 __device__ __noinline__ void pt_adjoint_packed(T* xb, const T* z) {
-  for (int k = 0; k < 4 * R; ++k)
-    xb[k] *= activation_terms_at(Activation(A), z[k], FromValue).d1;
+  for (int k = 0; k < 4 * R; ++k) xb[k] *= activation_terms_at(Activation(A), z[k], FromValue).d1;
 }
 
 // FromValue: the rows hold σ(z) in their value slots (every slot when packed, where activating
@@ -203,8 +203,7 @@ __device__ __forceinline__ void pt_activate_rows(T (&z)[R][4], bool packed) {
 }
 
 template <class T, int A, bool FromValue, int R>
-__device__ __forceinline__ void pt_adjoint_rows(T (&xb)[R][4], const T (&z)[R][4],
-                                                bool packed) {
+__device__ __forceinline__ void pt_adjoint_rows(T (&xb)[R][4], const T (&z)[R][4], bool packed) {
   if (packed) {
     T v[4 * R], w[4 * R];
 #pragma unroll
@@ -221,8 +220,8 @@ __device__ __forceinline__ void pt_adjoint_rows(T (&xb)[R][4], const T (&z)[R][4
 // Per-thread scratch of hidden layer h: element j of thread tid at base + (h·4R + j)·threads.
 // pt_save writes slots s0 … s1 − 1 of every row.
 template <class T, int R>
-__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[R][4],
-                                        int s0 = 0, int s1 = 4) {
+__device__ __forceinline__ void pt_save(T* base, int h, int threads, const T (&z)[R][4], int s0 = 0,
+                                        int s1 = 4) {
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -234,8 +233,7 @@ __device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
-    for (int s = 0; s < 4; ++s)
-      z[i][s] = base[std::size_t(h * 4 * R + 4 * i + s) * threads];
+    for (int s = 0; s < 4; ++s) z[i][s] = base[std::size_t(h * 4 * R + 4 * i + s) * threads];
 }
 
 // ∂I/∂W (H × H, row-major at w_off of prow) += Σ over the tile's columns P̄[r][c] X[k][c], and
@@ -448,9 +446,10 @@ __device__ int g_pt_phase_timing;
 // one of 640); in double what one block of the kernel's most warps leaves, counting warps in
 // fours (an SM's four register files): 168 for R = 5 (up to 12 warps), 255 for R = 10.
 template <class T, int R, int NT, int A>
-__global__ void __maxnreg__(sizeof(T) == sizeof(float)
-                                ? 96
-                                : std::min(255, 65536 / (128 * ((pt_max_groups<T>(R, NT) * NT + 3) / 4)) / 8 * 8))
+__global__ void __maxnreg__(
+    sizeof(T) == sizeof(float)
+        ? 96
+        : std::min(255, 65536 / (128 * ((pt_max_groups<T>(R, NT) * NT + 3) / 4)) / 8 * 8))
     mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
 #if defined(__CUDA_ARCH__)
   if (a.halt && a.halt[0] < a.step) return;
@@ -554,14 +553,14 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
       } else {
         const T* w = img + (l - 1) * L.Ri * L.Kq + r0 * L.Kq;
         const T* bl = bias + l * L.Rr + r0;
-        bool done = false;
-        if constexpr (kPtTensorCores<T>) {
-          if (L.fwd_mma) {
+        if (kPtTensorCores<T> && L.fwd_mma) {
+          if constexpr (kPtTensorCores<T>) {
             // Z = W_l X on the tensor cores into `out` (free: its last reader was the previous
             // layer's GEMM, before that layer's barrier), one barrier, then each thread takes
             // back its own rows and columns (and writes only those below: no second barrier).
-            pt_mma<T, kPtUnitM<R>, 4>(L.Rr, 4 * L.NP, H, img + (l - 1) * L.Ri * L.Kq, L.Kq, 1, L.Ri - 1, in,
-                            L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{out, L.ldc, L.Rr});
+            pt_mma<T, kPtUnitM<R>, 4>(L.Rr, 4 * L.NP, H, img + (l - 1) * L.Ri * L.Kq, L.Kq, 1,
+                                      L.Ri - 1, in, L.ldc, 1, INT_MAX / 2,
+                                      PtStoreRows<T>{out, L.ldc, L.Rr});
             __syncthreads();
 #pragma unroll
             for (int i = 0; i < R; ++i) {
@@ -569,10 +568,8 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
               z[i][0] += bl[i];
               if (packed) z[i][1] += bl[i], z[i][2] += bl[i], z[i][3] += bl[i];
             }
-            done = true;
           }
-        }
-        if (!done) {
+        } else {
 #pragma unroll
           for (int i = 0; i < R; ++i) {
             z[i][0] = bl[i];
@@ -701,8 +698,9 @@ __global__ void __maxnreg__(sizeof(T) == sizeof(float)
           // and read back into the registers of its owners. A's rows are W's columns: clamped to
           // the image's row length (past it a warp's unit would read beyond the last image).
           __syncthreads();
-          pt_mma<T, kPtUnitM<R>, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq, L.Kq - 1, pb,
-                          L.ldc, 1, INT_MAX / 2, PtStoreRows<T>{xs, L.ldc, L.Rr});
+          pt_mma<T, kPtUnitM<R>, 4>(L.Rr, 4 * L.NP, H, img + (h - 2) * L.Ri * L.Kq, 1, L.Kq,
+                                    L.Kq - 1, pb, L.ldc, 1, INT_MAX / 2,
+                                    PtStoreRows<T>{xs, L.ldc, L.Rr});
           __syncthreads();
 #pragma unroll
           for (int i = 0; i < R; ++i) load4(xs + (r0 + i) * L.ldc + 4 * q, xb[i]);
@@ -839,12 +837,6 @@ PtLayout point_layout(const MlpNetView<T>& net, int R, int nt, int n_int, int n_
   L.total = off;
   L.tiles_int = (n_int + L.NP - 1) / L.NP;
   L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
-  // Double's forward GEMM on the tensor cores unless RBFPDE_MLP_POINT_FORWARD=fma (the FP64
-  // FMA units; bench_gpu_mlp compares the two). Float's kernels hold only the FMA path.
-  if (kPtTensorCores<T>) {
-    const char* f = std::getenv("RBFPDE_MLP_POINT_FORWARD");
-    L.fwd_mma = !(f && std::string(f) == "fma");
-  }
   return L;
 }
 
@@ -976,13 +968,17 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
       t.variant = 4;
       t.points = L.NP;
       t.features = L.R;
+      // Double's forward GEMM on the tensor cores unless RBFPDE_MLP_POINT_FORWARD=fma (the FP64
+      // FMA units; bench_gpu_mlp compares the two). Float's kernels hold only the FMA path.
+      const char* f = std::getenv("RBFPDE_MLP_POINT_FORWARD");
+      t.forward_mma = kPtTensorCores<T> && !(f && std::string(f) == "fma");
       t.tiles_interior = L.tiles_int;
       t.tiles_boundary = L.tiles_bnd;
       t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, best_resident));
       t.shared_bytes = std::size_t(L.total) * sizeof(T);
       // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
-      t.scratch_elements = std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * std::size_t(L.R) *
-                               std::size_t(L.threads) +
+      t.scratch_elements = std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 *
+                               std::size_t(L.R) * std::size_t(L.threads) +
                            std::size_t(t.grid) * 2 * sizeof(double) / sizeof(T);
       return true;
     }
@@ -994,11 +990,12 @@ template <class T>
 void launch_point_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
                        const MlpPassArgs<T>& args) {
   if (args.out_u) throw std::logic_error("the point-stationary MLP pass does not evaluate");
-  const PtLayout L =
-      point_layout(net, tiling.features, tiling.points / 32, args.n_int, args.n_bnd);
+  PtLayout L = point_layout(net, tiling.features, tiling.points / 32, args.n_int, args.n_bnd);
+  L.fwd_mma = tiling.forward_mma;
   point_kernel<T>(
-      L.R, L.NT, Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(
-      net, args, L);
+      L.R, L.NT,
+      Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(net,
+                                                                                           args, L);
   CUDA_CHECK_LAUNCH("mlp_point_kernel");
 }
 
