@@ -104,7 +104,7 @@ struct PtLayout {
   int kbn = 0;   // weight-gradient micro-tiles along k (KB rows each, strided by kbn)
   int rbn = 0;   // … along r (5 consecutive rows each)
   int off_w1 = 0, off_bias = 0, off_wo = 0, off_img = 0, off_buf0 = 0, off_buf1 = 0;
-  int off_seed = 0, off_xin = 0, total = 0;
+  int off_seed = 0, off_xin = 0, off_osum = 0, total = 0;
   int tiles_int = 0, tiles_bnd = 0;
   int Ri = 0;       // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
   int fwd_mma = 0;  // double: the hidden layers' forward GEMM on the tensor cores (the planner's
@@ -118,21 +118,36 @@ struct PtLayout {
 template <class T>
 constexpr bool kPtTensorCores = sizeof(T) == sizeof(double);
 
+// Four consecutive values into shared memory (p 16-byte aligned) in 16-byte stores. Written
+// in PTX: NVVM split the float4 store into four 4-byte stores (st.shared.f32; lanes 16 bytes
+// apart, so 4-way bank conflicts: 13 % of the float pass's shared-memory wavefronts).
 template <class T>
-MLP_HD void store4(T* p, const T (&v)[4]) {
+__device__ __forceinline__ void store4(T* p, const T (&v)[4]) {
 #if defined(__CUDA_ARCH__)
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
   if constexpr (sizeof(T) == 4) {
-    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(a), "f"(v[0]), "f"(v[1]),
+                 "f"(v[2]), "f"(v[3]));
   } else {
-    reinterpret_cast<double2*>(p)[0] = make_double2(v[0], v[1]);
-    reinterpret_cast<double2*>(p)[1] = make_double2(v[2], v[3]);
+    asm volatile("st.shared.v2.f64 [%0], {%1, %2};" ::"r"(a), "d"(v[0]), "d"(v[1]));
+    asm volatile("st.shared.v2.f64 [%0+16], {%1, %2};" ::"r"(a), "d"(v[2]), "d"(v[3]));
   }
-#else
-  for (int i = 0; i < 4; ++i) p[i] = v[i];
 #endif
 }
 
 #if defined(__CUDA_ARCH__)
+// One element from global to shared memory, asynchronously (cp.async, bypassing the registers);
+// pt_copy_async_wait waits for all of the thread's copies.
+template <class T>
+__device__ __forceinline__ void pt_copy_async(T* dst, const T* src) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(src), "n"(sizeof(T))
+               : "memory");
+}
+__device__ __forceinline__ void pt_copy_async_wait() {
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
 template <class T>
 __device__ __forceinline__ void load2(const T* p, T& a, T& b) {
   if constexpr (sizeof(T) == 4) {
@@ -243,8 +258,25 @@ template <class T, int KB>
 __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar, const T* x,
                                    const PtLayout& L, bool packed) {
   const int H = L.H, ncol = 4 * L.NP;
+  // Micro-tile of lane t: half-warps take tiles of 2 row blocks × 8 column blocks, so that a
+  // half-warp's P̄ loads touch 2 rows and its X loads 8 rows (one shared-memory wavefront each;
+  // consecutive lanes along the column blocks touched up to 16); the micro-tiles the tiles
+  // leave (the last column blocks when kbn is not a multiple of 8, the last row block when rbn
+  // is odd) go to the lanes after them, one each.
+  const int rp = L.rbn / 2, ko = L.kbn / 8, main_lanes = 16 * rp * ko, kx = L.kbn - 8 * ko;
   for (int t = int(threadIdx.x); t < L.rbn * L.kbn; t += int(blockDim.x)) {
-    const int rb = t / L.kbn, kb = t % L.kbn;
+    int rb, kb;
+    if (t < main_lanes) {
+      const int h = t >> 4;
+      rb = 2 * (h % rp) + ((t >> 3) & 1);
+      kb = 8 * (h / rp) + (t & 7);
+    } else if (const int u = t - main_lanes; u < L.rbn * kx) {
+      rb = u % L.rbn;
+      kb = 8 * ko + u / L.rbn;
+    } else {
+      rb = L.rbn - 1;
+      kb = u - L.rbn * kx;
+    }
     T acc[5][KB];
 #pragma unroll
     for (int i = 0; i < 5; ++i)
@@ -467,6 +499,7 @@ __global__ void __maxnreg__(
   T* const img = sm + L.off_img;     // (Lh − 1) × Ri × Kq: W_l row-major, zero-padded
   T* const seeds = sm + L.off_seed;  // NP × 4
   T* const xin = sm + L.off_xin;     // NP × 8: the input coordinates of the tile's points
+  T* const osum = sm + L.off_osum;   // NT × (Rr + 1): the tile-warps' ∂I/∂w_out, ∂I/∂b_out
 
 #if defined(RBFPDE_MLP_POINT_PHASES)
   const bool timing = g_pt_phase_timing && blockIdx.x == 0 && tid == 0;
@@ -485,25 +518,43 @@ __global__ void __maxnreg__(
   auto mark_base = [](int) {};
 #endif
 
-  for (int k = tid; k < L.total; k += nth) sm[k] = T(0);
+  // Zeros first (16-byte stores): the padding of the weight images, biases and stream buffers
+  // must read as 0.
+  {
+    const T zero[4] = {T(0), T(0), T(0), T(0)};
+    for (int k = tid; k < L.total / 4; k += nth) store4(sm + 4 * k, zero);
+  }
   __syncthreads();
-  // θ through the read-only path (__ldg): the loads need not wait for the stores before them.
+  // θ into shared memory by asynchronous copies (cp.async): every copy of a thread is in
+  // flight at once, and none passes through its registers.
   const T* const th = a.theta;
-  for (int k = tid; k < 2 * H; k += nth) w1[k] = __ldg(th + net.w_offset[0] + k);
+  for (int k = tid; k < 2 * H; k += nth) pt_copy_async(w1 + k, th + net.w_offset[0] + k);
   for (int h = 1; h <= Lh; ++h)
     for (int k = tid; k < H; k += nth)
-      bias[(h - 1) * L.Rr + k] = __ldg(th + net.b_offset[h - 1] + k);
-  for (int k = tid; k < H; k += nth) wo[k] = __ldg(th + net.w_offset[Lh] + k);
-  if (tid == 0) wo[L.Kq] = __ldg(th + net.b_offset[Lh]);
-  for (int l = 1; l < Lh; ++l)
+      pt_copy_async(bias + (h - 1) * L.Rr + k, th + net.b_offset[h - 1] + k);
+  for (int k = tid; k < H; k += nth) pt_copy_async(wo + k, th + net.w_offset[Lh] + k);
+  if (tid == 0) pt_copy_async(wo + L.Kq, th + net.b_offset[Lh]);
+  // W_l (H × H, row-major) into its image (row stride Kq): element k at row k / H, column
+  // k % H, both stepped along with k (no division per element).
+  for (int l = 1; l < Lh; ++l) {
+    T* const im = img + (l - 1) * L.Ri * L.Kq;
+    const T* const wl = th + net.w_offset[l];
+    const int dr = nth / H, dc = nth % H;
+    int r = tid / H, c = tid % H;
 #pragma unroll 4
-    for (int k = tid; k < H * H; k += nth)
-      img[(l - 1) * L.Ri * L.Kq + (k / H) * L.Kq + k % H] = __ldg(th + net.w_offset[l] + k);
+    for (int k = tid; k < H * H; k += nth) {
+      pt_copy_async(im + r * L.Kq + c, wl + k);
+      r += dr;
+      c += dc;
+      if (c >= H) c -= H, ++r;
+    }
+  }
   const bool train = a.partials != nullptr;  // else residuals and the loss only
   T* const prow = train ? a.partials + std::size_t(blockIdx.x) * np : nullptr;
   if (train)
     for (int k = tid; k < np; k += nth) prow[k] = T(0);
   T* const scr = a.scratch + std::size_t(blockIdx.x) * Lh * 4 * R * nth + tid;
+  pt_copy_async_wait();
   __syncthreads();
   mark(kPtPrologue);
 
@@ -533,6 +584,7 @@ __global__ void __maxnreg__(
     T z[R][4];
     T* in = sm + L.off_buf1;
     T* out = sm + L.off_buf0;
+    T* psum = out;  // the groups' output sums (row g of the buffer the last hidden layer frees)
     for (int l = 0; l < Lh; ++l) {
       if (l == 0) {
 #pragma unroll
@@ -601,8 +653,22 @@ __global__ void __maxnreg__(
       if (train && !(kFromValue && packed)) pt_save(scr, l, nth, z, kFromValue ? 1 : 0, 4);
       pt_activate_rows<T, A, false>(z, packed);
       if (train && kFromValue) pt_save(scr, l, nth, z, 0, packed ? 4 : 1);
+      if (l + 1 < Lh) {
 #pragma unroll
-      for (int i = 0; i < R; ++i) store4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
+        for (int i = 0; i < R; ++i) store4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
+      } else {
+        // The last hidden layer stays in the registers (the backward pass recomputes what it
+        // needs): each thread adds w_out over its own rows, for every stream of its slot, into
+        // row g of a free buffer: `out`, or `in` once the tensor-core GEMM has read it (its
+        // results sit in `out` until their owners have taken them back).
+        T acc[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+          for (int s = 0; s < 4; ++s) acc[s] += wo[r0 + i] * z[i][s];
+        psum = kPtTensorCores<T> && L.fwd_mma && l > 0 ? in : out;
+        store4(psum + g * L.ldc + 4 * q, acc);
+      }
       __syncthreads();
       mark(l == 0 ? kPtForward1 : kPtForward);
       T* t = in;
@@ -610,15 +676,16 @@ __global__ void __maxnreg__(
       out = t;
     }
 
-    // Output: u (value slots) and Δu, residuals, seeds ∂I/∂(output streams) per slot.
+    // Output: u (value slots) and Δu from the groups' sums, residuals, seeds ∂I/∂(output
+    // streams) per slot.
     if (g == 0) {
       T sd[4] = {T(0), T(0), T(0), T(0)};
       T acc[4] = {T(0), T(0), T(0), T(0)};
-      for (int r = 0; r < H; ++r) {
+      for (int gg = 0; gg < G; ++gg) {
         T xv[4];
-        load4(in + r * L.ldc + 4 * q, xv);
+        load4(psum + gg * L.ldc + 4 * q, xv);
 #pragma unroll
-        for (int s = 0; s < 4; ++s) acc[s] += wo[r] * xv[s];
+        for (int s = 0; s < 4; ++s) acc[s] += xv[s];
       }
       if (packed) {
 #pragma unroll
@@ -642,39 +709,41 @@ __global__ void __maxnreg__(
     }
     __syncthreads();
     mark(kPtOutput);
-    if (!train) continue;  // the next tile writes `in` and the seeds after barriers of its own
-    // ∂I/∂w_out, ∂I/∂b_out (one owner each; `in` holds X_Lh).
-    for (int r = tid; r <= H; r += nth) {
-      T s = T(0);
-      for (int qq = 0; qq < L.NP; ++qq) {
-        T sd[4], xv[4];
-        load4(seeds + 4 * qq, sd);
-        if (r < H) {
-          load4(in + r * L.ldc + 4 * qq, xv);
-#pragma unroll
-          for (int e = 0; e < 4; ++e) s += sd[e] * xv[e];
-        } else {
-          s += packed ? sd[0] + sd[1] + sd[2] + sd[3] : sd[0];
-        }
-      }
-      T* const o = prow + (r < H ? net.w_offset[Lh] + r : net.b_offset[Lh]);
-      *o += s;
-    }
-    // X̄ of the last hidden layer: seed ⊗ w_out.
+    if (!train) continue;  // the next tile writes the buffers and seeds after its own barriers
+    // X̄ of the last hidden layer: seed ⊗ w_out. ∂I/∂w_out (and ∂I/∂b_out) from the registers:
+    // Σ over the slot's streams of seed · X_Lh per row, summed over the warp's points (its
+    // lanes) into the tile-warp's row of osum; added to the partials after the next barrier.
     T xb[R][4];
     {
       T sd[4];
       load4(seeds + 4 * q, sd);
+      T dw[R + 1];
 #pragma unroll
       for (int i = 0; i < R; ++i) {
-        const T w = r0 + i < H ? wo[r0 + i] : T(0);
+        const T w = wo[r0 + i];
+        dw[i] = T(0);
 #pragma unroll
-        for (int s = 0; s < 4; ++s) xb[i][s] = sd[s] * w;
+        for (int s = 0; s < 4; ++s) {
+          xb[i][s] = sd[s] * w;
+          dw[i] += sd[s] * z[i][s];
+        }
+      }
+      dw[R] = packed ? (sd[0] + sd[1]) + (sd[2] + sd[3]) : sd[0];
+#pragma unroll
+      for (int m = 16; m >= 1; m >>= 1)
+#pragma unroll
+        for (int i = 0; i <= R; ++i) dw[i] += __shfl_xor_sync(0xffffffffu, dw[i], m);
+      if (lane == 0) {
+        T* const os = osum + (warp / G) * (L.Rr + 1);
+#pragma unroll
+        for (int i = 0; i < R; ++i) os[r0 + i] = dw[i];
+        if (g == 0) os[L.Rr] = dw[R];
       }
     }
-    T* const pb = out;  // P̄ buffer (free since the last forward barrier)
-    T* const xs = in;   // X_{h−1} buffer (read above until the next barrier)
-    __syncthreads();
+    // P̄ and X_{h−1} go to the two stream buffers: the output's sums were read before the last
+    // barrier, and nothing reads X_Lh from shared memory.
+    T* const pb = out;
+    T* const xs = in;
     mark(kPtOutputGrad);
     for (int h = Lh; h >= 1; --h) {
       pt_load(scr, h - 1, nth, z);
@@ -689,6 +758,14 @@ __global__ void __maxnreg__(
       }
       __syncthreads();
       mark(kPtAdjoint);
+      if (h == Lh) {  // ∂I/∂w_out, ∂I/∂b_out: the tile-warps' sums (fixed order)
+        for (int r = tid; r <= H; r += nth) {
+          const int k = r < H ? r : L.Rr;
+          T v = osum[k];
+          for (int tw = 1; tw < L.NT; ++tw) v += osum[tw * (L.Rr + 1) + k];
+          prow[r < H ? net.w_offset[Lh] + r : net.b_offset[Lh]] += v;
+        }
+      }
       if (h >= 2) {
         const int w_off = net.w_offset[h - 1], b_off = net.b_offset[h - 1];
         if constexpr (kPtTensorCores<T>) {
@@ -710,42 +787,47 @@ __global__ void __maxnreg__(
           pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed);
           mark(kPtWeightGrad);
         }
-        // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + R − 1 of every row of W.
+        // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + R − 1 of every row of W, read in 8-byte
+        // pairs. The image's rows have an even length, so the pairs start at r0 or r0 + 1 by r0's
+        // parity o and the feature left over is a 4-byte load. The accumulators take the values in
+        // load order (slot j: feature o + j for j < R − 1, the left-over feature last) and go back
+        // in feature order after the loop.
         const T* w = img + (h - 2) * L.Ri * L.Kq + r0;
+        const int o = R % 2 == 1 ? (r0 & 1) : 0;
+        const T* wp = w + o;
+        const T* ws = w + (o ? 0 : R - 1);
+        T acc[R][4];
+#pragma unroll
+        for (int j = 0; j < R; ++j)
+#pragma unroll
+          for (int s = 0; s < 4; ++s) acc[j][s] = T(0);
+        const T* pc = pb + 4 * q;
+#pragma unroll 2
+        for (int r = 0; r < H; ++r) {
+          T pv[4], wv[R];
+          load4(pc + r * L.ldc, pv);
+#pragma unroll
+          for (int j = 0; j + 1 < R; j += 2) load2(wp + r * L.Kq + j, wv[j], wv[j + 1]);
+          if constexpr (R % 2 == 1) wv[R - 1] = ws[r * L.Kq];
+#pragma unroll
+          for (int j = 0; j < R; ++j)
+#pragma unroll
+            for (int s = 0; s < 4; ++s) acc[j][s] += wv[j] * pv[s];
+        }
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int s = 0; s < 4; ++s) xb[i][s] = T(0);
-        const T* pc = pb + 4 * q;
-        // W's rows are read R at a time from column r0, in 8-byte pairs where aligned: the image's
-        // rows have an even length, so r0's parity (warp-uniform) decides where the pairs start.
-        auto xbar = [&](auto odd) {
-          constexpr int o = decltype(odd)::value ? 1 : 0;
-#pragma unroll 2
-          for (int r = 0; r < H; ++r) {
-            T pv[4], wv[R];
-            load4(pc + r * L.ldc, pv);
-            const T* wr = w + r * L.Kq;
-            if constexpr (o == 1) wv[0] = wr[0];
-#pragma unroll
-            for (int i = o; i + 1 < R; i += 2) load2(wr + i, wv[i], wv[i + 1]);
-            if constexpr ((R - o) % 2 == 1) wv[R - 1] = wr[R - 1];
-#pragma unroll
-            for (int i = 0; i < R; ++i)
-#pragma unroll
-              for (int s = 0; s < 4; ++s) xb[i][s] += wv[i] * pv[s];
-          }
-        };
-        if (R % 2 == 1 && (r0 & 1))
-          xbar(std::true_type{});
-        else
-          xbar(std::false_type{});
+          for (int s = 0; s < 4; ++s) xb[i][s] = o ? acc[(i + R - 1) % R][s] : acc[i][s];
       } else {
         // Hidden layer 1's weights W_1 (H × 2) and bias: x' of the slot, ∂x'_j/∂x_j = scale_j.
-        for (int r = tid; r < H; r += nth) {
+        // Four lanes a row, each over every fourth point (the four lanes' loads then fall in
+        // different banks), combined by shuffles; whole warps run the loop.
+        const int lanes4 = (4 * H + 31) / 32 * 32;
+        for (int t = tid; t < lanes4; t += nth) {
+          const int r = min(t >> 2, H - 1), part = t & 3;
           T s0 = T(0), s1 = T(0), sb = T(0);
           const T* pr = pb + r * L.ldc;
-          for (int qq = 0; qq < L.NP; ++qq) {
+          for (int qq = part; qq < L.NP; qq += 4) {
             T pv[4];
             load4(pr + 4 * qq, pv);
             if (packed) {
@@ -761,11 +843,19 @@ __global__ void __maxnreg__(
               sb += pv[0];
             }
           }
-          const T o0 = prow[net.w_offset[0] + 2 * r], o1 = prow[net.w_offset[0] + 2 * r + 1],
-                  ob = prow[net.b_offset[0] + r];
-          prow[net.w_offset[0] + 2 * r] = o0 + s0;
-          prow[net.w_offset[0] + 2 * r + 1] = o1 + s1;
-          prow[net.b_offset[0] + r] = ob + sb;
+#pragma unroll
+          for (int m = 1; m <= 2; m <<= 1) {
+            s0 += __shfl_xor_sync(0xffffffffu, s0, m);
+            s1 += __shfl_xor_sync(0xffffffffu, s1, m);
+            sb += __shfl_xor_sync(0xffffffffu, sb, m);
+          }
+          if (part == 0 && (t >> 2) < H) {
+            const T o0 = prow[net.w_offset[0] + 2 * r], o1 = prow[net.w_offset[0] + 2 * r + 1],
+                    ob = prow[net.b_offset[0] + r];
+            prow[net.w_offset[0] + 2 * r] = o0 + s0;
+            prow[net.w_offset[0] + 2 * r + 1] = o1 + s1;
+            prow[net.b_offset[0] + r] = ob + sb;
+          }
         }
       }
       __syncthreads();
@@ -777,9 +867,19 @@ __global__ void __maxnreg__(
   __shared__ double loss_scratch[32 * pt_max_groups<T>(R, NT) * NT];
   double* const block_sums = reinterpret_cast<double*>(
       a.scratch + std::size_t(gridDim.x) * Lh * 4 * R * nth);  // after every block's Z scratch
-  sum_e = block_sum(sum_e, loss_scratch);
-  sum_b = block_sum(sum_b, loss_scratch);
+  // The block's Σe², Σb²: each warp's by shuffles, then the warps' in order (fixed order).
+#pragma unroll
+  for (int m = 16; m >= 1; m >>= 1) {
+    sum_e += __shfl_xor_sync(0xffffffffu, sum_e, m);
+    sum_b += __shfl_xor_sync(0xffffffffu, sum_b, m);
+  }
+  if (lane == 0) loss_scratch[2 * warp] = sum_e, loss_scratch[2 * warp + 1] = sum_b;
+  __syncthreads();
   if (tid == 0) {
+    sum_e = loss_scratch[0];
+    sum_b = loss_scratch[1];
+    for (int w = 1; w < nth / 32; ++w)
+      sum_e += loss_scratch[2 * w], sum_b += loss_scratch[2 * w + 1];
     block_sums[2 * blockIdx.x] = sum_e;
     block_sums[2 * blockIdx.x + 1] = sum_b;
   }
@@ -834,6 +934,7 @@ PtLayout point_layout(const MlpNetView<T>& net, int R, int nt, int n_int, int n_
   L.off_buf1 = take(L.rows * L.ldc);
   L.off_seed = take(4 * L.NP);
   L.off_xin = take(8 * L.NP);
+  L.off_osum = take(L.NT * (L.Rr + 1));
   L.total = off;
   L.tiles_int = (n_int + L.NP - 1) / L.NP;
   L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
