@@ -1,7 +1,7 @@
 // Variant 4 of the CUDA MLP pass (MlpTiling::variant; planned and launched from mlp_kernels.cu
 // through mlp_variants.hpp): mlp_point_kernel, the point-stationary training and residual pass
 // for 2D networks of hidden layers of one width ≤ 64 and one output: the default for their
-// training passes from about 0.5 (float) or 0.65 (double) of its 32-point tiles per SM, opt-in
+// training passes from about 0.4 (float) or 0.65 (double) of its 32-point tiles per SM, opt-in
 // below that (kPtDefaultTilesPerSm).
 // Launch: persistent blocks of 32·G·NT threads (G = ⌈width / R⌉ feature groups, R = pt_rows:
 // 5, or 10 in double for widths past 60; NT = 1 or, in float, 2 tiles of 32 points), grid =
@@ -1019,14 +1019,15 @@ std::vector<unsigned long long> point_phase_cycles() {
 }
 
 // The default switches to variant 4 from this many of its tiles (32 points) per SM. A tile takes
-// about 85 µs in float and 110 µs in double (5 features a thread in both) however few there
+// about 70 µs in float and 100 µs in double (5 features a thread in both) however few there
 // are, while the tiled kernels' time grows with the batch. Measured crossover (bench_gpu_mlp
-// crossover, H200, 132 SMs): float between 39 and 65 tiles (variant 4 11802 against variant 1
-// 16365 it/s at 1200 + 120, 11961 against 12008 at 2048 + 128, 11647 against 7942 at 4096 +
-// 256) and double between 65 and 130 (variant 2 11034 against variant 4 9255 at 2048 + 128,
-// variant 4 8870 against 6918 at 4096 + 256; interpolated, even at about 86 tiles, 0.65 an SM).
+// crossover, H200, 132 SMs): float between 39 and 65 tiles (variant 4 14083 against variant 1
+// 16417 it/s at 1200 + 120, 14489 against 11984 at 2048 + 128; interpolated, even at about 50
+// tiles, 0.4 an SM) and double between 65 and 130 (variant 2 11000 against variant 4 9835 at
+// 2048 + 128, variant 4 9364 against 6889 at 4096 + 256; interpolated, even at about 80 tiles,
+// 0.6 an SM; the rule takes 0.65).
 template <class T>
-constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 0.65 : 0.5;
+constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 0.65 : 0.4;
 
 template <class T>
 bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
