@@ -42,11 +42,13 @@ namespace {
 // layer go to a per-thread scratch (global, coalesced, L2-resident; each thread reads back only
 // what it wrote); for tanh and sigmoid the value slot holds σ(z) instead, because σ', σ'', σ'''
 // follow from it, so the backward pass evaluates no activation (double at 16384 + 1024: 3086
-// against 2380 it/s on an H200; float, whose tanhf is cheap, unchanged). Backward per hidden
-// layer h, top down: P̄ = the activation adjoint of X̄
+// against 2380 it/s on an H200; float, whose tanhf is cheap, unchanged). The last hidden layer
+// stays in the registers: each thread adds w_out over its own rows into row g of a free buffer,
+// the output sums the G rows, and ∂I/∂w_out comes from the registers by warp shuffles. Backward
+// per hidden layer h, top down: P̄ = the activation adjoint of X̄
 // (registers) into buffer A, X_{h−1} recomputed from the scratch into buffer X (the
 // same ownership: features Rg … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
-// 5 × KB micro-tiles (consecutive lanes on consecutive X rows) added straight into the
+// 5 × KB micro-tiles (half-warps on 2 × 8 of them: pt_weight_gradient) added straight into the
 // block's partials row (one owner per entry, fixed order: same inputs, same bits), and
 // X̄_{h−1} = W_hᵀ P̄ into registers. In double both products run on the tensor cores instead
 // (pt_mma: DMMA from the same shared buffers; X̄ is staged in buffer X, one more barrier, and
@@ -57,8 +59,10 @@ namespace {
 // against 4546, so float keeps the FMA units for all three products. Boundary tiles carry
 // four points per lane, one in each stream slot (a boundary point needs only the value stream), so
 // the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums its
-// threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). bench/RESULTS.md has
-// the measurements and what was tried.
+// threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). θ reaches shared
+// memory by cp.async. Float at 16384 + 1024 on an H200: 6133 it/s (5360 before the changes of
+// RESULTS' "fewer shared-memory wavefronts and barriers" section). bench/RESULTS.md has the
+// measurements and what was tried.
 // Features of every hidden layer a thread owns (R, a template parameter of the kernel): 5 in
 // float; in double 5 for widths ≤ 60 and 10 above (pt_rows). In float a width-50 network then
 // takes 10 warps a 32-point tile at 96 registers: two blocks, 20 warps an SM (5298 against 4578
