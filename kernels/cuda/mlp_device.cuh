@@ -6,6 +6,7 @@
 
 #include <climits>
 
+#include "kernels/cuda/device_reduce.cuh"
 #include "kernels/cuda/mlp_kernels.hpp"
 
 // Also compiled for the host, where emulate_mlp_pass runs variants 0–2's block code.
@@ -97,26 +98,7 @@ __device__ __forceinline__ void mma_frag(double (&c)[4], const double (&fa)[2],
 }
 #endif
 
-// ---- The loss: block sums and the last block's total ------------------------------------------
-// Σ v over the block in double, fixed order (a tree over a power of two after folding the
-// rest onto it); every thread calls it; scratch holds blockDim.x doubles.
-__device__ inline double block_sum(double v, double* scratch) {
-  scratch[threadIdx.x] = v;
-  __syncthreads();
-  int pow2 = 1;
-  while (2 * pow2 <= int(blockDim.x)) pow2 *= 2;
-  if (int(threadIdx.x) < int(blockDim.x) - pow2)
-    scratch[threadIdx.x] += scratch[threadIdx.x + pow2];
-  __syncthreads();
-  for (int w = pow2 / 2; w > 0; w /= 2) {
-    if (int(threadIdx.x) < w) scratch[threadIdx.x] += scratch[threadIdx.x + w];
-    __syncthreads();
-  }
-  const double r = scratch[0];
-  __syncthreads();
-  return r;
-}
-
+// ---- The loss: block sums (block_sum: device_reduce.cuh) and the last block's total ---------
 // Σ v² over n values in double, fixed order (strided per thread, then block_sum); every thread
 // of the block must call it. The loads bypass L1: other blocks wrote v.
 template <class T>

@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -734,9 +733,7 @@ __global__ void __maxnreg__(
       }
       dw[R] = packed ? (sd[0] + sd[1]) + (sd[2] + sd[3]) : sd[0];
 #pragma unroll
-      for (int m = 16; m >= 1; m >>= 1)
-#pragma unroll
-        for (int i = 0; i <= R; ++i) dw[i] += __shfl_xor_sync(0xffffffffu, dw[i], m);
+      for (int i = 0; i <= R; ++i) dw[i] = warp_sum(dw[i]);  // lane 0 holds the sums
       if (lane == 0) {
         T* const os = osum + (warp / G) * (L.Rr + 1);
 #pragma unroll
@@ -871,19 +868,9 @@ __global__ void __maxnreg__(
   __shared__ double loss_scratch[32 * pt_max_groups<T>(R, NT) * NT];
   double* const block_sums = reinterpret_cast<double*>(
       a.scratch + std::size_t(gridDim.x) * Lh * 4 * R * nth);  // after every block's Z scratch
-  // The block's Σe², Σb²: each warp's by shuffles, then the warps' in order (fixed order).
-#pragma unroll
-  for (int m = 16; m >= 1; m >>= 1) {
-    sum_e += __shfl_xor_sync(0xffffffffu, sum_e, m);
-    sum_b += __shfl_xor_sync(0xffffffffu, sum_b, m);
-  }
-  if (lane == 0) loss_scratch[2 * warp] = sum_e, loss_scratch[2 * warp + 1] = sum_b;
-  __syncthreads();
+  sum_e = block_sum(sum_e, loss_scratch);
+  sum_b = block_sum(sum_b, loss_scratch);
   if (tid == 0) {
-    sum_e = loss_scratch[0];
-    sum_b = loss_scratch[1];
-    for (int w = 1; w < nth / 32; ++w)
-      sum_e += loss_scratch[2 * w], sum_b += loss_scratch[2 * w + 1];
     block_sums[2 * blockIdx.x] = sum_e;
     block_sums[2 * blockIdx.x + 1] = sum_b;
   }
