@@ -120,6 +120,7 @@ void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) 
 // `bench_gpu_mlp crossover`: variant 4 against the tiled kernels at batch sizes around the
 // planner's switch (main).
 // `bench_gpu_mlp quick`: the first table only (the defaults at both sizes).
+// `bench_gpu_mlp tiles`: the tiled kernels' tile sizes forced, at small batches (main).
 // `bench_gpu_mlp profile float|double`: five loss_and_gradient() calls at 16384 + 1024, the
 // third with the pass kernel's phase timing on (printed), for a profiler (ncu -k
 // regex:mlp_pass --launch-skip 2) to look at that one. Variant 4's phases need a build with
@@ -175,6 +176,29 @@ int main(int argc, char** argv) {
   auto probe = make_cuda_mlp_backend<float>(MlpOptions{});
   std::printf("device: %s\n", probe->device_name().c_str());
   probe.reset();
+  if (argc == 2 && std::string(argv[1]) == "tiles") {
+    // The tiled kernels' tile size (mlp_kernels.cu's plan_mlp_tiling): float on variant 1 and
+    // double on variant 2, each size forced (RBFPDE_MLP_TILE_POINTS: at most that many points),
+    // then the planner's choice, at small batches.
+    std::printf(
+        "| precision | points N + K | it/s | it/s (sync per step) | TFLOP/s | variant / "
+        "tile / grid | loss |\n|---|---|---|---|---|---|---|\n");
+    for (auto [n, k] : {std::pair{300, 30}, std::pair{1200, 120}, std::pair{2048, 128}}) {
+      for (const char* p : {"16", "12", "10", "8", "6", "5", "4", "3", "2", "1", ""}) {
+        if (p[0])
+          setenv("RBFPDE_MLP_TILE_POINTS", p, 1);
+        else
+          unsetenv("RBFPDE_MLP_TILE_POINTS");
+        setenv("RBFPDE_MLP_VARIANT", "1", 1);
+        bench<float>("float", problem, n, k);
+        setenv("RBFPDE_MLP_VARIANT", "2", 1);
+        bench<double>("double", problem, n, k);
+      }
+    }
+    unsetenv("RBFPDE_MLP_TILE_POINTS");
+    unsetenv("RBFPDE_MLP_VARIANT");
+    return 0;
+  }
   if (argc == 2 && std::string(argv[1]) == "crossover") {
     // Batch sizes around the planner's switch to variant 4 (kPtDefaultTilesPerSm in
     // mlp_point_kernel.cu): variant 4 against the tiled kernel the planner takes below it (1 in

@@ -5,10 +5,12 @@
 # $OUT/*.log (or ./gpu-mlp-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-mlp-check.sh", carry=[".mu"])
 # (logs grouped by step prefix: device, configure, build, tests, bench, jax, solve, sanitizers).
-# STEPS selects steps (default: all): any of tests baseline bench crossover jax jaxhighest solve
-# memcheck racecheck (baseline: when BASELINE names another build's bench_gpu_mlp, or an .xz of
-# one, `bench_gpu_mlp quick` of it and of this build, alternating, twice: versions compared in one
-# call; crossover: bench_gpu_mlp crossover, variant 4 against the tiled kernels by batch size;
+# STEPS selects steps (default: all): any of tests baseline bench crossover tiles pdl jax
+# jaxhighest solve memcheck racecheck (baseline: when BASELINE names another build's
+# bench_gpu_mlp, or an .xz of one, `bench_gpu_mlp quick` of it and of this build, alternating,
+# twice: versions compared in one call; crossover: bench_gpu_mlp crossover, variant 4 against the
+# tiled kernels by batch size; tiles: the tiled kernels' tile sizes; pdl: quick with and without
+# the programmatic dependent launch (RBFPDE_MLP_PDL=0);
 # jaxhighest: the JAX reference in float32 with true float32 matmuls, not TF32 — rbfpde's
 # arithmetic).
 # BUDGET (seconds, default 420): steps that would start after it are skipped, so that a call
@@ -23,7 +25,7 @@
 # and add ".mlpbin" to carry.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-mlp-check-logs}"
-STEPS="${STEPS:-tests baseline bench crossover jax jaxhighest solve memcheck racecheck}"
+STEPS="${STEPS:-tests baseline bench crossover tiles pdl jax jaxhighest solve memcheck racecheck}"
 BUDGET="${BUDGET:-420}"
 mkdir -p "$OUT"
 status=0
@@ -94,6 +96,8 @@ if want tests; then
   # Variant 4's double forward GEMM on the FP64 FMA units (the default is DMMA).
   step tests_forwardfma timeout 120 env RBFPDE_MLP_POINT_FORWARD=fma "$TEST" \
     --gtest_filter='CudaMlpPointPass*'
+  # Variant 4 without the programmatic dependent launch (mlp_device.cuh).
+  step tests_nopdl timeout 120 env RBFPDE_MLP_PDL=0 "$TEST" --gtest_filter='CudaMlpPointPass*'
 fi
 if want baseline && [ -n "${BASELINE:-}" ] && [ -e "$BASELINE" ]; then
   base="$BASELINE"
@@ -113,6 +117,15 @@ if want bench; then
 fi
 if want crossover; then
   step bench_crossover timeout 120 "$BENCH" crossover
+fi
+if want tiles; then
+  step bench_tiles timeout 150 "$BENCH" tiles
+fi
+if want pdl; then  # the defaults with and without the programmatic dependent launch, alternating
+  for round in 1 2; do
+    step "bench_pdl$round" bash -c "timeout 60 '$BENCH' quick | head -7"
+    step "bench_nopdl$round" bash -c "RBFPDE_MLP_PDL=0 timeout 60 '$BENCH' quick | head -7"
+  done
 fi
 if want jax; then
   step jax timeout 150 env PYTHONUNBUFFERED=1 python3 bench/jax_mlp.py both
@@ -161,11 +174,11 @@ fi
 # Variant 4 (the test forces it): float on the FMA units, double on the tensor cores.
 if want memcheck; then
   step sanitizers_memcheck_variant4 timeout 150 compute-sanitizer --tool memcheck --leak-check full \
-    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*'
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*:CudaMlpPointPass*TrainSteps*'
 fi
 if want racecheck; then
   step sanitizers_racecheck_variant4 timeout 200 compute-sanitizer --tool racecheck \
-    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*'
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*:CudaMlpPointPass*TrainSteps*'
 fi
 if want racecheck; then
   for v in 2 1; do

@@ -115,7 +115,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     }
     gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, 0, nullptr, 0));
     gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                           gpu::MlpAdamArgs<T>{}, nullptr, 0);
+                           gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap);
     CUDA_CHECK(cudaMemcpyAsync(losses_host_.data(), losses_.data(), 3 * sizeof(double),
                                cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaMemcpyAsync(grad_host_.data(), grad_.data(), grad_.bytes(),
@@ -182,7 +182,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     }
     gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, 0, nullptr, 0));
     gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                           gpu::MlpAdamArgs<T>{}, nullptr, 0);
+                           gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap);
     return read_loss();
   }
 
@@ -339,7 +339,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
       for (int i = 0; i < k; ++i) {
         gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, i, halt_.data(), stop_below));
         gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                               adam, halt_.data(), i);
+                               adam, halt_.data(), i, tiling_.overlap);
       }
     } catch (...) {
       cudaGraph_t dropped = nullptr;

@@ -5,7 +5,12 @@
 #pragma once
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
 
+#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_reduce.cuh"
 #include "kernels/cuda/mlp_kernels.hpp"
 
@@ -154,6 +159,58 @@ __device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
       }
     }
     *a.counter = 0u;
+  }
+}
+
+// ---- Programmatic dependent launch (sm_90) --------------------------------------------------
+// A training step is two kernels, the pass and the reduction (+ Adam), and a graph chains them
+// step after step. Launched with programmatic stream serialization (launch_mlp_kernel), a
+// kernel's blocks may start while the kernel before it in the stream is still running: every
+// MLP kernel signals at its start that its successor may launch (pdl_launch_dependents) and
+// waits (pdl_wait) for its predecessor to have finished, with its writes visible, before it
+// reads or writes anything in global memory that the predecessor reads or writes. What comes
+// before the wait overlaps with the predecessor's tail: the launch itself and, in variant 4,
+// the zero fill of its shared memory. Without the attribute (RBFPDE_MLP_PDL=0) both are no-ops.
+// No deadlock: a kernel's successor launches only when all of its blocks have started.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Programmatic dependent launch where MlpTiling::overlap asks for it, unless RBFPDE_MLP_PDL=0.
+inline bool mlp_pdl_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("RBFPDE_MLP_PDL");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
+
+// kernel<<<grid, block, shared, stream>>>(args...), with programmatic stream serialization
+// when overlap; the kernel must call pdl_wait() before its first global access.
+template <class... Params, class... Args>
+void launch_mlp_kernel(const char* name, void (*kernel)(Params...), int grid, int block,
+                       std::size_t shared, MlpStream stream, bool overlap, Args&&... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(grid));
+  config.blockDim = dim3(unsigned(block));
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = overlap ? 1 : 0;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (status != cudaSuccess) {
+    const std::string what = std::string("launch of ") + name;
+    throw_gpu_error("CUDA", what.c_str(), __FILE__, __LINE__, cudaGetErrorString(status));
   }
 }
 

@@ -209,6 +209,8 @@ template <int A>
 __global__ void __launch_bounds__(kFastThreads, 1)
     mlp_fast_kernel(const MlpNetView<double> net, const MlpPassArgs<double> a, double* scratch) {
 #if defined(__CUDA_ARCH__)
+  pdl_launch_dependents();
+  pdl_wait();
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   double* const sm = reinterpret_cast<double*>(mlp_smem);
@@ -442,10 +444,9 @@ bool plan_fast_tiling(const MlpNetView<double>& net, int n_int, int n_bnd, bool 
 void launch_fast_pass(MlpStream stream, const MlpNetView<double>& net, const MlpTiling& tiling,
                       const MlpPassArgs<double>& args) {
   if (args.out_u) throw std::logic_error("the register-resident MLP pass does not evaluate");
-  fast_kernel(
-      Activation(net.activation))<<<tiling.grid, kFastThreads, tiling.shared_bytes, stream>>>(
-      net, args, args.scratch);
-  CUDA_CHECK_LAUNCH("mlp_fast_kernel");
+  launch_mlp_kernel("mlp_fast_kernel", fast_kernel(Activation(net.activation)), tiling.grid,
+                    kFastThreads, tiling.shared_bytes, stream, tiling.overlap, net, args,
+                    args.scratch);
 }
 
 }  // namespace rbfpde::gpu::detail

@@ -30,7 +30,8 @@
 // each entry, X̄ = W_lᵀ P̄_l, and the elementwise adjoint of the activation streams in place.
 // Each block ends by writing its gradient accumulators to partials[blockIdx.x]. The last block
 // to finish (an integer ticket) sums Σe², Σb² over the whole batch in a fixed order: same inputs,
-// same bits. plan_mlp_tiling picks the tile size with the fewest waves of resident blocks.
+// same bits. plan_mlp_tiling picks the tile size (1 to 16 points): about the smallest of those
+// with the fewest waves of resident blocks, since a tile's time grows with its points.
 //
 // mlp_reduce_kernel: 32 parameters a block, 8 warps summing the blocks' partials in a fixed
 // order (coalesced), then the fused Adam update.
@@ -689,6 +690,8 @@ template <class T, bool Mma, int RM, int THREADS>
 __global__ void __launch_bounds__(THREADS, 1)
     mlp_pass_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const int P, const int ld,
                     const int tiles_int, const int tiles_total) {
+  pdl_launch_dependents();
+  pdl_wait();
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   pass_block<Mma, RM>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
@@ -699,11 +702,15 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 // 32 parameters a block: warp w sums partials of blocks w, w + 8, … for its lane's parameter,
-// then warp 0 adds the 8 sums in order, stores the gradient and applies Adam.
+// then warp 0 adds the 8 sums in order, stores the gradient and applies Adam. (Loading eight
+// partials at a time, same order, took float's 16384 + 1024 from 6470 to 6140 it/s on an H200:
+// it undid what the programmatic dependent launch gains there; bench/RESULTS.md.)
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     mlp_reduce_kernel(const T* __restrict__ partials, int blocks, int np, T* __restrict__ grad,
                       const MlpAdamArgs<T> adam, const int* halt, int step) {
+  pdl_launch_dependents();
+  pdl_wait();
   if (halt && (halt[0] < step || (halt[0] == step && halt[1] == 0))) return;
   __shared__ T sums[kThreads / 32][32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -731,6 +738,8 @@ template <class T>
 __global__ void mlp_adam_kernel(int np, const T* __restrict__ grad, T* __restrict__ theta,
                                 T* __restrict__ mm, T* __restrict__ vv, T lr, T beta1, T beta2,
                                 T epsilon, T c1, T c2) {
+  pdl_launch_dependents();
+  pdl_wait();
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= np) return;
   const T g = grad[k];
@@ -787,6 +796,9 @@ constexpr int kPassVariantCount = 3;
 // instructions as the FFMAs they replace) and is 1e-5 less exact, so float keeps variant 1.
 template <class T>
 constexpr int kDefaultPassVariant = sizeof(T) == sizeof(double) ? 2 : 1;
+// The tiled kernels' time per tile, as points: a + b·points with a / b ≈ 20 (H200, float,
+// 1200 + 120: 61 µs a step with 16-point tiles, 51 µs with 10, one wave each).
+constexpr int kTileFixedPoints = 20;
 
 template <class T>
 PassKernel<T> pass_kernel(int variant) {
@@ -958,22 +970,33 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
   const int threads = kPassVariants[t.variant].threads;
   const std::size_t static_bytes = pass_static_bytes(t.variant);
   auto tiles = [&](int p) { return (n_int + p - 1) / p + (n_bnd + p - 1) / p; };
-  // The tile size with the fewest waves of resident blocks (ties: the larger tile).
-  int best_points = 0, best_blocks = 0, best_waves = 0;
-  for (int p : {16, 8, 4, 2, 1}) {
+  // The tile size: of 1 to 16 points, the one with the fewest waves of resident blocks ×
+  // (points + kTileFixedPoints), ties to the larger tile. A tile's time grows with its points,
+  // so within the fewest waves the smallest tile wins (bench_gpu_mlp tiles, H200, 1200 + 120:
+  // float 16 points 16.5k it/s, 10 points 19.6k; double 8 points 13.4k, 5 points 14.6k).
+  int best_points = 0, best_blocks = 0;
+  long best_cost = 0;
+  std::vector<int> sizes;
+  for (int p = 16; p >= 1; --p) sizes.push_back(p);
+  if (forced >= 1) {  // at most `forced` points: the first size of them that fits
+    sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](int p) { return p > forced; }),
+                sizes.end());
+    if (forced > 16) sizes.insert(sizes.begin(), forced);
+  }
+  for (int p : sizes) {
     const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
     if (bytes + static_bytes > limits.shared_optin) continue;
-    if (forced >= 1 && p > forced) continue;
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel<T>(t.variant),
                                                              threads, bytes));
     if (per_sm < 1) continue;
     const int resident = per_sm * limits.sms;
-    const int waves = (tiles(p) + resident - 1) / resident;
-    if (best_points == 0 || waves < best_waves) {
+    const long waves = (tiles(p) + resident - 1) / resident;
+    const long cost = waves * (p + kTileFixedPoints);
+    if (best_points == 0 || cost < best_cost) {
       best_points = p;
       best_blocks = resident;
-      best_waves = waves;
+      best_cost = cost;
     }
     if (forced >= 1) break;
   }
@@ -1009,28 +1032,26 @@ void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling
     detail::launch_point_pass(stream, net, tiling, args);
     return;
   }
-  pass_kernel<T>(tiling.variant)<<<tiling.grid, kPassVariants[tiling.variant].threads,
-                                   tiling.shared_bytes, stream>>>(
-      net, args, tiling.points, tiling.ld, tiling.tiles_interior, total);
-  CUDA_CHECK_LAUNCH("mlp_pass_kernel");
+  launch_mlp_kernel("mlp_pass_kernel", pass_kernel<T>(tiling.variant), tiling.grid,
+                    kPassVariants[tiling.variant].threads, tiling.shared_bytes, stream,
+                    tiling.overlap, net, args, tiling.points, tiling.ld, tiling.tiles_interior,
+                    total);
 }
 
 template <class T>
 void launch_mlp_reduce(MlpStream stream, const T* partials, int blocks, int n_params, T* grad,
-                       const MlpAdamArgs<T>& adam, const int* halt, int step) {
+                       const MlpAdamArgs<T>& adam, const int* halt, int step, bool overlap) {
   if (n_params == 0) return;
-  mlp_reduce_kernel<T><<<(n_params + 31) / 32, kThreads, 0, stream>>>(partials, blocks, n_params,
-                                                                      grad, adam, halt, step);
-  CUDA_CHECK_LAUNCH("mlp_reduce_kernel");
+  launch_mlp_kernel("mlp_reduce_kernel", mlp_reduce_kernel<T>, (n_params + 31) / 32, kThreads, 0,
+                    stream, overlap, partials, blocks, n_params, grad, adam, halt, step);
 }
 
 template <class T>
 void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T* m, T* v,
                      T learning_rate, T beta1, T beta2, T epsilon, T c1, T c2) {
   if (n_params == 0) return;
-  mlp_adam_kernel<T><<<(n_params + 255) / 256, 256, 0, stream>>>(
-      n_params, grad, theta, m, v, learning_rate, beta1, beta2, epsilon, c1, c2);
-  CUDA_CHECK_LAUNCH("mlp_adam_kernel");
+  launch_mlp_kernel("mlp_adam_kernel", mlp_adam_kernel<T>, (n_params + 255) / 256, 256, 0, stream,
+                    false, n_params, grad, theta, m, v, learning_rate, beta1, beta2, epsilon, c1, c2);
 }
 
 #define RBFPDE_MLP_INSTANTIATE(T)                                                                 \
@@ -1042,7 +1063,7 @@ void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T*
   template void launch_mlp_pass<T>(MlpStream, const MlpNetView<T>&, const MlpTiling&,             \
                                    const MlpPassArgs<T>&);                                        \
   template void launch_mlp_reduce<T>(MlpStream, const T*, int, int, T*, const MlpAdamArgs<T>&,    \
-                                     const int*, int);                                            \
+                                     const int*, int, bool);                                      \
   template void launch_mlp_adam<T>(MlpStream, int, const T*, T*, T*, T*, T, T, T, T, T, T);
 RBFPDE_MLP_INSTANTIATE(float)
 RBFPDE_MLP_INSTANTIATE(double)

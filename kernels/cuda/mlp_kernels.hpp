@@ -71,6 +71,11 @@ struct MlpTiling {
   // Variants 3 and 4 (the register-resident and point-stationary passes): the pre-activation
   // scratch they need in MlpPassArgs::scratch (variant 4: and the blocks' loss sums), in elements.
   std::size_t scratch_elements = 0;
+  // The pass and the reduction after it launch with programmatic dependent launch (each may
+  // start while the kernel before it finishes; mlp_device.cuh): variant 4 unless
+  // RBFPDE_MLP_PDL=0 (H200, float, 16384 + 1024: +5 %; the tiled kernels at 1200 + 120 ran 2 %
+  // slower with it, so they do without).
+  bool overlap = false;
 };
 
 // Picks the tile size and grid for n_int + n_bnd points on the current device (gradient: the
@@ -134,9 +139,10 @@ struct MlpAdamArgs {
   const T* step_consts = nullptr;
 };
 
+// overlap: MlpTiling::overlap of the pass before it.
 template <class T>
 void launch_mlp_reduce(MlpStream stream, const T* partials, int blocks, int n_params, T* grad,
-                       const MlpAdamArgs<T>& adam, const int* halt, int step);
+                       const MlpAdamArgs<T>& adam, const int* halt, int step, bool overlap);
 
 // One Adam update from grad with the given constants (no halt).
 template <class T>

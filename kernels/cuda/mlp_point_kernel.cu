@@ -59,9 +59,13 @@ namespace {
 // four points per lane, one in each stream slot (a boundary point needs only the value stream), so
 // the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums its
 // threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). θ reaches shared
-// memory by cp.async. Float at 16384 + 1024 on an H200: 6133 it/s (5360 before the changes of
-// RESULTS' "fewer shared-memory wavefronts and barriers" section). bench/RESULTS.md has the
-// measurements and what was tried.
+// memory by cp.async. A block's first tile stores its gradient terms into its partials row
+// and later tiles add to them (no zeroing pass over the row). The pass and the reduction after
+// it launch with programmatic dependent launch (MlpTiling::overlap, mlp_device.cuh): a block
+// zero-fills its shared memory while the kernel before it finishes. Float at 16384 + 1024 on an
+// H200: 6650–6675 it/s (6130 without these two, 5360 before the changes of RESULTS' "fewer
+// shared-memory wavefronts and barriers" section). bench/RESULTS.md has the measurements and
+// what was tried.
 // Features of every hidden layer a thread owns (R, a template parameter of the kernel): 5 in
 // float; in double 5 for widths ≤ 60 and 10 above (pt_rows). In float a width-50 network then
 // takes 10 warps a 32-point tile at 96 registers: two blocks, 20 warps an SM (5298 against 4578
@@ -259,7 +263,7 @@ __device__ __forceinline__ void pt_load(const T* base, int h, int threads, T (&z
 // columns kb + j·kbn (j < KB).
 template <class T, int KB>
 __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar, const T* x,
-                                   const PtLayout& L, bool packed) {
+                                   const PtLayout& L, bool packed, bool first) {
   const int H = L.H, ncol = 4 * L.NP;
   // Micro-tile of lane t: half-warps take tiles of 2 row blocks × 8 column blocks, so that a
   // half-warp's P̄ loads touch 2 rows and its X loads 8 rows (one shared-memory wavefront each;
@@ -318,9 +322,9 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
 #pragma unroll
       for (int j = 0; j < KB; ++j) {
         const int r = 5 * rb + i, k = kb + j * L.kbn;
-        old[i][j] = r < H && k < H ? prow[w_off + r * H + k] : T(0);
+        old[i][j] = !first && r < H && k < H ? prow[w_off + r * H + k] : T(0);
       }
-      old_b[i] = bias_owner && 5 * rb + i < H ? prow[b_off + 5 * rb + i] : T(0);
+      old_b[i] = !first && bias_owner && 5 * rb + i < H ? prow[b_off + 5 * rb + i] : T(0);
     }
 #pragma unroll
     for (int i = 0; i < 5; ++i)
@@ -405,8 +409,11 @@ template <class T, int NV>
 struct PtAddToPartials {
   T* w;
   int H;
+  bool first;  // the block's first tile: store, no load
   T old[NV];
-  __device__ void load(int j, int r, int k) { old[j] = r < H && k < H ? w[r * H + k] : T(0); }
+  __device__ void load(int j, int r, int k) {
+    old[j] = !first && r < H && k < H ? w[r * H + k] : T(0);
+  }
   __device__ void store(int j, int r, int k, T v) {
     if (r < H && k < H) w[r * H + k] = old[j] + v;
   }
@@ -428,10 +435,10 @@ struct PtStoreRows {
 // without a unit (else by all).
 template <class T, int UM, int UN>
 __device__ void pt_weight_gradient_mma(T* prow, int w_off, int b_off, const T* pbar, const T* x,
-                                       const PtLayout& L, bool packed) {
+                                       const PtLayout& L, bool packed, bool first_tile) {
   const int H = L.H, ncol = 4 * L.NP;
   pt_mma<T, UM, UN>(H, H, ncol, pbar, L.ldc, 1, H - 1, x, 1, L.ldc, H - 1,
-                    PtAddToPartials<T, UM * UN * 4>{prow + w_off, H, {}});
+                    PtAddToPartials<T, UM * UN * 4>{prow + w_off, H, first_tile, {}});
   const int un = ((H + 7) / 8 + UN - 1) / UN, units = ((H + 15) / 16 + UM - 1) / UM * un;
   const int busy = min(units, int(blockDim.x) / 32) * 32;
   const int first = busy < int(blockDim.x) ? busy : 0;
@@ -447,7 +454,7 @@ __device__ void pt_weight_gradient_mma(T* prow, int w_off, int b_off, const T* p
     } else {
       for (int c = 0; c < ncol; c += 4) sum += pr[c];
     }
-    prow[b_off + r] += sum;
+    prow[b_off + r] = (first_tile ? T(0) : prow[b_off + r]) + sum;
   }
 }
 
@@ -487,7 +494,7 @@ __global__ void __maxnreg__(
         : std::min(255, 65536 / (128 * ((pt_max_groups<T>(R, NT) * NT + 3) / 4)) / 8 * 8))
     mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
 #if defined(__CUDA_ARCH__)
-  if (a.halt && a.halt[0] < a.step) return;
+  pdl_launch_dependents();
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   T* const sm = reinterpret_cast<T*>(mlp_smem);
   constexpr int KB = pt_kb(R) / NT;
@@ -527,6 +534,10 @@ __global__ void __maxnreg__(
     const T zero[4] = {T(0), T(0), T(0), T(0)};
     for (int k = tid; k < L.total / 4; k += nth) store4(sm + 4 * k, zero);
   }
+  // Everything above overlaps with the previous kernel (mlp_device.cuh); from here on the
+  // global reads and writes.
+  pdl_wait();
+  if (a.halt && a.halt[0] < a.step) return;
   __syncthreads();
   // θ into shared memory by asynchronous copies (cp.async): every copy of a thread is in
   // flight at once, and none passes through its registers.
@@ -554,8 +565,6 @@ __global__ void __maxnreg__(
   }
   const bool train = a.partials != nullptr;  // else residuals and the loss only
   T* const prow = train ? a.partials + std::size_t(blockIdx.x) * np : nullptr;
-  if (train)
-    for (int k = tid; k < np; k += nth) prow[k] = T(0);
   T* const scr = a.scratch + std::size_t(blockIdx.x) * Lh * 4 * R * nth + tid;
   pt_copy_async_wait();
   __syncthreads();
@@ -565,6 +574,9 @@ __global__ void __maxnreg__(
   double sum_e = 0, sum_b = 0;  // this thread's Σe², Σb² (the loss: block sums, then the grid's)
   for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
     const bool packed = tile >= L.tiles_int;  // boundary: four points per lane
+    // The block's first tile stores its gradient terms into the partials row, later tiles add
+    // to them (the row is not zeroed first: every entry is written on every tile).
+    const bool first = tile == int(blockIdx.x);
     mark_base(packed ? kPtPhaseSlots / 2 : 0);
     const int start = packed ? (tile - L.tiles_int) * 4 * L.NP : tile * L.NP;
     const T* pts = packed ? a.x_bnd : a.x_int;
@@ -764,13 +776,15 @@ __global__ void __maxnreg__(
           const int k = r < H ? r : L.Rr;
           T v = osum[k];
           for (int tw = 1; tw < L.NT; ++tw) v += osum[tw * (L.Rr + 1) + k];
-          prow[r < H ? net.w_offset[Lh] + r : net.b_offset[Lh]] += v;
+          const int idx = r < H ? net.w_offset[Lh] + r : net.b_offset[Lh];
+          prow[idx] = (first ? T(0) : prow[idx]) + v;
         }
       }
       if (h >= 2) {
         const int w_off = net.w_offset[h - 1], b_off = net.b_offset[h - 1];
         if constexpr (kPtTensorCores<T>) {
-          pt_weight_gradient_mma<T, 2, kPtWgUnitN<R> / NT>(prow, w_off, b_off, pb, xs, L, packed);
+          pt_weight_gradient_mma<T, 2, kPtWgUnitN<R> / NT>(prow, w_off, b_off, pb, xs, L, packed,
+                                                            first);
           mark(kPtWeightGrad);
           // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a barrier)
           // and read back into the registers of its owners. A's rows are W's columns: clamped to
@@ -785,7 +799,7 @@ __global__ void __maxnreg__(
           mark(kPtXbar);
           continue;  // the next layer writes only what its own threads read: no barrier
         } else {
-          pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed);
+          pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed, first);
           mark(kPtWeightGrad);
         }
         // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + R − 1 of every row of W, read in 8-byte
@@ -851,8 +865,9 @@ __global__ void __maxnreg__(
             sb += __shfl_xor_sync(0xffffffffu, sb, m);
           }
           if (part == 0 && (t >> 2) < H) {
-            const T o0 = prow[net.w_offset[0] + 2 * r], o1 = prow[net.w_offset[0] + 2 * r + 1],
-                    ob = prow[net.b_offset[0] + r];
+            const T o0 = first ? T(0) : prow[net.w_offset[0] + 2 * r],
+                    o1 = first ? T(0) : prow[net.w_offset[0] + 2 * r + 1],
+                    ob = first ? T(0) : prow[net.b_offset[0] + r];
             prow[net.w_offset[0] + 2 * r] = o0 + s0;
             prow[net.w_offset[0] + 2 * r + 1] = o1 + s1;
             prow[net.b_offset[0] + r] = ob + sb;
@@ -1067,6 +1082,7 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
       t.forward_mma = kPtTensorCores<T> && !(f && std::string(f) == "fma");
       t.tiles_interior = L.tiles_int;
       t.tiles_boundary = L.tiles_bnd;
+      t.overlap = mlp_pdl_enabled();
       t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, best_resident));
       t.shared_bytes = std::size_t(L.total) * sizeof(T);
       // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
@@ -1085,11 +1101,9 @@ void launch_point_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTili
   if (args.out_u) throw std::logic_error("the point-stationary MLP pass does not evaluate");
   PtLayout L = point_layout(net, tiling.features, tiling.points / 32, args.n_int, args.n_bnd);
   L.fwd_mma = tiling.forward_mma;
-  point_kernel<T>(
-      L.R, L.NT,
-      Activation(net.activation))<<<tiling.grid, L.threads, tiling.shared_bytes, stream>>>(net,
-                                                                                           args, L);
-  CUDA_CHECK_LAUNCH("mlp_point_kernel");
+  launch_mlp_kernel("mlp_point_kernel", point_kernel<T>(L.R, L.NT, Activation(net.activation)),
+                    tiling.grid, L.threads, tiling.shared_bytes, stream, tiling.overlap, net,
+                    args, L);
 }
 
 #define RBFPDE_MLP_POINT_INSTANTIATE(T)                                                 \

@@ -575,6 +575,19 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
     EXPECT_EQ(gpu::plan_mlp_tiling(net, 2048, 128, true).variant, is_double ? 2 : 4);
     EXPECT_EQ(gpu::plan_mlp_tiling(net, 4096, 256, true).variant, 4);
     EXPECT_EQ(gpu::plan_mlp_tiling(net, 6144, 384, true).variant, 4);
+    // The tiled kernels' tile size: of the sizes with the fewest waves of blocks (one block an
+    // SM here), about the smallest. 1200 + 120: float one wave of 9 to 12 points; double, which
+    // fits at most 8, two waves of 5 or 6. 300 + 30: one wave of 3 points.
+    const gpu::MlpTiling mid = gpu::plan_mlp_tiling(net, 1200, 120, true);
+    EXPECT_EQ(mid.variant, is_double ? 2 : 1);
+    EXPECT_GE(mid.points, is_double ? 5 : 9);
+    EXPECT_LE(mid.points, is_double ? 6 : 12);
+    if (!is_double) {
+      EXPECT_EQ(mid.grid, mid.tiles_interior + mid.tiles_boundary);
+    }
+    const gpu::MlpTiling small = gpu::plan_mlp_tiling(net, 300, 30, true);
+    EXPECT_EQ(small.points, 3);
+    EXPECT_EQ(small.grid, 110);
   }
   EXPECT_NE(gpu::plan_mlp_tiling(net, 300, 30, true).variant, 4);
   EXPECT_NE(gpu::plan_mlp_tiling(net, 16384, 1024, false).variant, 4);
