@@ -166,12 +166,14 @@ __device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
 // A training step is two kernels, the pass and the reduction (+ Adam), and a graph chains them
 // step after step. Launched with programmatic stream serialization (launch_mlp_kernel), a
 // kernel's blocks may start while the kernel before it in the stream is still running: every
-// MLP kernel signals at its start that its successor may launch (pdl_launch_dependents) and
-// waits (pdl_wait) for its predecessor to have finished, with its writes visible, before it
-// reads or writes anything in global memory that the predecessor reads or writes. What comes
-// before the wait overlaps with the predecessor's tail: the launch itself and, in variant 4,
-// the zero fill of its shared memory. Without the attribute (RBFPDE_MLP_PDL=0) both are no-ops.
-// No deadlock: a kernel's successor launches only when all of its blocks have started.
+// MLP kernel signals early (at its start; variant 4 after its prologue) that its successor may
+// launch (pdl_launch_dependents) and waits (pdl_wait) for its predecessor to have finished,
+// with its writes visible, before it reads or writes anything in global memory that the
+// predecessor reads or writes. What comes before the wait overlaps with the predecessor's
+// tail: the launch itself and, in variant 4, the zero fill of its shared memory. Without the
+// attribute (RBFPDE_MLP_PDL=0) both are no-ops. No deadlock: a kernel's successor launches only
+// when all of its blocks have signalled, so all of them have started. (Without the pass's
+// signal the gain goes: 6240 against 6672 it/s, float, 16384 + 1024, H200.)
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

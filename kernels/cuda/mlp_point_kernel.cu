@@ -63,7 +63,7 @@ namespace {
 // and later tiles add to them (no zeroing pass over the row). The pass and the reduction after
 // it launch with programmatic dependent launch (MlpTiling::overlap, mlp_device.cuh): a block
 // zero-fills its shared memory while the kernel before it finishes. Float at 16384 + 1024 on an
-// H200: 6650–6675 it/s (6130 without these two, 5360 before the changes of RESULTS' "fewer
+// H200: 6690–6713 it/s (6130 without these two, 5360 before the changes of RESULTS' "fewer
 // shared-memory wavefronts and barriers" section). bench/RESULTS.md has the measurements and
 // what was tried.
 // Features of every hidden layer a thread owns (R, a template parameter of the kernel): 5 in
@@ -494,7 +494,6 @@ __global__ void __maxnreg__(
         : std::min(255, 65536 / (128 * ((pt_max_groups<T>(R, NT) * NT + 3) / 4)) / 8 * 8))
     mlp_point_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const PtLayout L) {
 #if defined(__CUDA_ARCH__)
-  pdl_launch_dependents();
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   T* const sm = reinterpret_cast<T*>(mlp_smem);
   constexpr int KB = pt_kb(R) / NT;
@@ -568,6 +567,9 @@ __global__ void __maxnreg__(
   T* const scr = a.scratch + std::size_t(blockIdx.x) * Lh * 4 * R * nth + tid;
   pt_copy_async_wait();
   __syncthreads();
+  // The reduction after this pass may launch now (its blocks wait for this pass to finish):
+  // here rather than at the start, 6700 against 6672 it/s (float, 16384 + 1024, H200).
+  pdl_launch_dependents();
   mark(kPtPrologue);
 
   const int tiles = L.tiles_int + L.tiles_bnd;
