@@ -184,6 +184,11 @@ __device__ __forceinline__ void pdl_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// Both at a kernel's start: the successor may launch, then wait for the predecessor.
+__device__ __forceinline__ void pdl_start() {
+  pdl_launch_dependents();
+  pdl_wait();
+}
 
 // Programmatic dependent launch where MlpTiling::overlap asks for it, unless RBFPDE_MLP_PDL=0.
 inline bool mlp_pdl_enabled() {

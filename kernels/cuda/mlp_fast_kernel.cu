@@ -209,8 +209,7 @@ template <int A>
 __global__ void __launch_bounds__(kFastThreads, 1)
     mlp_fast_kernel(const MlpNetView<double> net, const MlpPassArgs<double> a, double* scratch) {
 #if defined(__CUDA_ARCH__)
-  pdl_launch_dependents();
-  pdl_wait();
+  pdl_start();
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   double* const sm = reinterpret_cast<double*>(mlp_smem);

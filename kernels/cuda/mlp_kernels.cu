@@ -690,8 +690,7 @@ template <class T, bool Mma, int RM, int THREADS>
 __global__ void __launch_bounds__(THREADS, 1)
     mlp_pass_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const int P, const int ld,
                     const int tiles_int, const int tiles_total) {
-  pdl_launch_dependents();
-  pdl_wait();
+  pdl_start();
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
   pass_block<Mma, RM>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
@@ -709,8 +708,7 @@ template <class T>
 __global__ void __launch_bounds__(kThreads)
     mlp_reduce_kernel(const T* __restrict__ partials, int blocks, int np, T* __restrict__ grad,
                       const MlpAdamArgs<T> adam, const int* halt, int step) {
-  pdl_launch_dependents();
-  pdl_wait();
+  pdl_start();
   if (halt && (halt[0] < step || (halt[0] == step && halt[1] == 0))) return;
   __shared__ T sums[kThreads / 32][32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -738,8 +736,7 @@ template <class T>
 __global__ void mlp_adam_kernel(int np, const T* __restrict__ grad, T* __restrict__ theta,
                                 T* __restrict__ mm, T* __restrict__ vv, T lr, T beta1, T beta2,
                                 T epsilon, T c1, T c2) {
-  pdl_launch_dependents();
-  pdl_wait();
+  pdl_start();
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= np) return;
   const T g = grad[k];
@@ -974,16 +971,10 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
   // (points + kTileFixedPoints), ties to the larger tile. A tile's time grows with its points,
   // so within the fewest waves the smallest tile wins (bench_gpu_mlp tiles, H200, 1200 + 120:
   // float 16 points 16.5k it/s, 10 points 19.6k; double 8 points 13.4k, 5 points 14.6k).
+  // RBFPDE_MLP_TILE_POINTS: at most that many points, the first size down from it that fits.
   int best_points = 0, best_blocks = 0;
   long best_cost = 0;
-  std::vector<int> sizes;
-  for (int p = 16; p >= 1; --p) sizes.push_back(p);
-  if (forced >= 1) {  // at most `forced` points: the first size of them that fits
-    sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](int p) { return p > forced; }),
-                sizes.end());
-    if (forced > 16) sizes.insert(sizes.begin(), forced);
-  }
-  for (int p : sizes) {
+  for (int p = forced >= 1 ? forced : 16; p >= 1; --p) {
     const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
     if (bytes + static_bytes > limits.shared_optin) continue;
     int per_sm = 0;
