@@ -160,6 +160,86 @@ void profile_passes(const Problem& problem) {
   }
 }
 
+// `bench_gpu_mlp timeline float|double [N K]`: variant 4's blocks on the clock, for a build with
+// -DRBFPDE_MLP_POINT_TIMELINE in the CUDA flags (mlp_point_kernel.cu): a warm-up graph of 20
+// training steps, then one with the stamps on; the last two passes' marks (entry, past the
+// wait for the previous kernel, θ loaded, tiles done, loss started, exit) over the blocks, in µs
+// from the first block's entry, and the gap from one pass's last exit to the next pass's first
+// block past its wait (the reduction, Adam and the kernel boundaries).
+template <class T>
+void timeline(const Problem& problem, int n_int, int n_bnd) {
+  constexpr std::size_t kBlocks = 512, kSlots = 2 * kBlocks * 8;
+  constexpr int kStepsTl = 20;
+  MlpShape shape;
+  auto backend = benchmark_backend<T>(problem, n_int, n_bnd, shape);
+  std::vector<typename MlpBackend<T>::AdamStepArgs> steps(kStepsTl);
+  std::vector<LossParts> losses;
+  long t = 0;
+  auto run = [&] {
+    for (auto& s : steps) s = {T(1e-3), ++t};
+    losses.clear();
+    backend->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, losses);
+  };
+  run();
+  gpu::set_mlp_phase_timing(true);
+  run();
+  const std::vector<unsigned long long> v = gpu::mlp_phase_cycles();
+  gpu::set_mlp_phase_timing(false);
+  if (v.size() < kSlots) {
+    std::printf("no timeline: build mlp_point_kernel.cu with -DRBFPDE_MLP_POINT_TIMELINE\n");
+    return;
+  }
+  const unsigned long long* tl = v.data() + (v.size() - kSlots);
+  const char* const names[] = {"entry", "past the wait", "θ loaded", "tile 1 done",
+                               "tile 2 done", "loss started", "exit"};
+  unsigned long long t0 = ~0ull;
+  for (std::size_t b = 0; b < 2 * kBlocks; ++b)
+    if ((tl[8 * b + 7] & 0xffffffffu) == kStepsTl - 1) t0 = std::min(t0, tl[8 * b]);  // step 18's first entry
+  std::printf("%s, %d + %d: µs from step %d's first block entry (min / median / max over blocks)\n",
+              sizeof(T) == 4 ? "float" : "double", n_int, n_bnd, kStepsTl - 2);
+  double last_exit = 0;
+  for (int step = kStepsTl - 2; step < kStepsTl; ++step) {
+    const unsigned long long* base = tl + std::size_t(step & 1) * kBlocks * 8;
+    for (int m = 0; m < 7; ++m) {
+      std::vector<double> x;
+      for (std::size_t b = 0; b < kBlocks; ++b)
+        if ((base[8 * b + 7] & 0xffffffffu) == unsigned(step + 1) && base[8 * b + m] >= t0)
+          x.push_back(1e-3 * double(base[8 * b + m] - t0));
+      if (x.empty()) continue;
+      std::sort(x.begin(), x.end());
+      std::printf("  step %d %-14s %9.2f %9.2f %9.2f  (%zu blocks)\n", step, names[m], x.front(),
+                  x[x.size() / 2], x.back(), x.size());
+      if (m == 1 && step == kStepsTl - 1)
+        std::printf("  gap: previous pass's last exit → first block past the wait: %.2f µs\n",
+                    x.front() - last_exit);
+      if (m == 6) last_exit = x.back();
+    }
+  }
+  // The last pass's slowest blocks, with the blocks on the same SM.
+  const unsigned long long* base = tl + std::size_t((kStepsTl - 1) & 1) * kBlocks * 8;
+  std::vector<int> blocks;
+  for (std::size_t b = 0; b < kBlocks; ++b)
+    if ((base[8 * b + 7] & 0xffffffffu) == unsigned(kStepsTl)) blocks.push_back(int(b));
+  std::sort(blocks.begin(), blocks.end(),
+            [&](int x, int y) { return base[8 * x + 6] > base[8 * y + 6]; });
+  auto at = [&](int b, int m) {
+    return base[8 * b + m] >= t0 ? 1e-3 * double(base[8 * b + m] - t0) : -1.0;
+  };
+  std::printf("  step %d, slowest blocks: block (SM) entry / θ / tiles done / exit; blocks on the SM\n",
+              kStepsTl - 1);
+  for (std::size_t i = 0; i < blocks.size() && i < 24; ++i) {
+    const int b = blocks[i];
+    const unsigned sm = unsigned(base[8 * b + 7] >> 32);
+    std::printf("   %4d (%3u) %7.1f %7.1f %7.1f %7.1f %7.1f;", b, sm, at(b, 0), at(b, 2), at(b, 3),
+                at(b, 4), at(b, 6));
+    for (int o : blocks)
+      if (o != b && unsigned(base[8 * o + 7] >> 32) == sm)
+        std::printf("  %d: %.1f %.1f %.1f %.1f %.1f", o, at(o, 0), at(o, 2), at(o, 3), at(o, 4),
+                    at(o, 6));
+    std::printf("\n");
+  }
+}
+
 int main(int argc, char** argv) {
   if (!cuda_device_available()) {
     std::printf("no CUDA device: nothing to time\n");
@@ -171,6 +251,14 @@ int main(int argc, char** argv) {
       profile_passes<double>(problem);
     else
       profile_passes<float>(problem);
+    return 0;
+  }
+  if (argc >= 3 && std::string(argv[1]) == "timeline") {
+    const int n = argc >= 5 ? std::atoi(argv[3]) : 16384, k = argc >= 5 ? std::atoi(argv[4]) : 1024;
+    if (std::string(argv[2]) == "double")
+      timeline<double>(problem, n, k);
+    else
+      timeline<float>(problem, n, k);
     return 0;
   }
   auto probe = make_cuda_mlp_backend<float>(MlpOptions{});

@@ -25,6 +25,7 @@
 #include "kernels/cuda/mlp_device.cuh"
 #include "kernels/cuda/mlp_variants.hpp"
 #include "kernels/mlp_math.hpp"
+#include "kernels/mlp_tile_schedule.hpp"
 
 namespace rbfpde::gpu::detail {
 namespace {
@@ -99,6 +100,11 @@ constexpr int kPtUnitM = R >= 10 ? 4 : 2;
 template <int R>
 constexpr int kPtWgUnitN = R >= 10 ? 4 : 2;
 
+// A packed boundary tile costs about this many interior tiles (kernels/mlp_tile_schedule.hpp):
+// on an H200 at 16384 + 1024, 76 against 37 µs in float (two blocks an SM) and 93 against 49 µs
+// in double (bench_gpu_mlp timeline).
+constexpr int kPtBoundaryCost = 2;
+
 // Offsets (in T) of the block's shared memory, computed once on the host.
 struct PtLayout {
   int H = 0, G = 0, NT = 0, NP = 0, threads = 0;
@@ -113,6 +119,7 @@ struct PtLayout {
   int off_w1 = 0, off_bias = 0, off_wo = 0, off_img = 0, off_buf0 = 0, off_buf1 = 0;
   int off_seed = 0, off_xin = 0, off_osum = 0, total = 0;
   int tiles_int = 0, tiles_bnd = 0;
+  int bnd_cost = 1;  // a boundary tile's cost in interior tiles, for the schedule (kPtBoundaryCost)
   int Ri = 0;       // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
   int fwd_mma = 0;  // double: the hidden layers' forward GEMM on the tensor cores (the planner's
                     // MlpTiling::forward_mma; pt_mma)
@@ -478,7 +485,17 @@ enum PtPhase {
   kPtFirstGrad,  // ∂I/∂W_1, ∂I/∂b_1
   kPtLoss,       // the block's loss sums and the last block's (once a block)
 };
+// Timeline (bench_gpu_mlp timeline), compiled in with -DRBFPDE_MLP_POINT_TIMELINE only, instead
+// of the phases: while g_pt_phase_timing is set, thread 0 of every block (up to kPtTlBlocks)
+// writes %globaltimer (ns) at its marks (PtStamp) into slot ((step & 1)·kPtTlBlocks + block)·8
+// + mark of g_pt_phase_cycles, and step + 1 (low 32 bits) and the SM (high 32) into mark 7.
+#if defined(RBFPDE_MLP_POINT_TIMELINE)
+constexpr int kPtTlBlocks = 512;
+constexpr int kPtPhaseSlots = 2 * kPtTlBlocks * 8;
+#else
 constexpr int kPtPhaseSlots = 32;
+#endif
+enum PtStamp { kTlEntry, kTlWaited, kTlPrologue, kTlTile0, kTlLossStart = 5, kTlExit = 6 };
 __device__ unsigned long long g_pt_phase_cycles[kPtPhaseSlots];
 __device__ int g_pt_phase_timing;
 
@@ -526,6 +543,24 @@ __global__ void __maxnreg__(
   auto mark = [](int) {};
   auto mark_base = [](int) {};
 #endif
+#if defined(RBFPDE_MLP_POINT_TIMELINE)
+  const bool stamping = g_pt_phase_timing && tid == 0 && blockIdx.x < kPtTlBlocks;
+  unsigned long long* const tl =
+      g_pt_phase_cycles + ((a.step & 1) * kPtTlBlocks + int(blockIdx.x)) * 8;
+  auto stamp = [&](int k) {
+    if (stamping) {
+      unsigned long long now;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+      unsigned smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      tl[k] = now;
+      tl[7] = (unsigned long long)(a.step + 1) | (unsigned long long)smid << 32;
+    }
+  };
+#else
+  auto stamp = [](int) {};
+#endif
+  stamp(kTlEntry);
 
   // Zeros first (16-byte stores): the padding of the weight images, biases and stream buffers
   // must read as 0.
@@ -536,6 +571,7 @@ __global__ void __maxnreg__(
   // Everything above overlaps with the previous kernel (mlp_device.cuh); from here on the
   // global reads and writes.
   pdl_wait();
+  stamp(kTlWaited);
   if (a.halt && a.halt[0] < a.step) return;
   __syncthreads();
   // θ into shared memory by asynchronous copies (cp.async): every copy of a thread is in
@@ -571,14 +607,19 @@ __global__ void __maxnreg__(
   // here rather than at the start, 6700 against 6672 it/s (float, 16384 + 1024, H200).
   pdl_launch_dependents();
   mark(kPtPrologue);
+  stamp(kTlPrologue);
 
-  const int tiles = L.tiles_int + L.tiles_bnd;
   double sum_e = 0, sum_b = 0;  // this thread's Σe², Σb² (the loss: block sums, then the grid's)
-  for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
+  for (int it = 0;; ++it) {
+    // The static schedule (kernels/mlp_tile_schedule.hpp): boundary tiles on the blocks with
+    // fewer interior tiles.
+    const int tile = point_tile_schedule(it, int(blockIdx.x), int(gridDim.x), L.tiles_int,
+                                         L.tiles_bnd, L.bnd_cost);
+    if (tile < 0) break;
     const bool packed = tile >= L.tiles_int;  // boundary: four points per lane
     // The block's first tile stores its gradient terms into the partials row, later tiles add
     // to them (the row is not zeroed first: every entry is written on every tile).
-    const bool first = tile == int(blockIdx.x);
+    const bool first = it == 0;
     mark_base(packed ? kPtPhaseSlots / 2 : 0);
     const int start = packed ? (tile - L.tiles_int) * 4 * L.NP : tile * L.NP;
     const T* pts = packed ? a.x_bnd : a.x_int;
@@ -879,8 +920,10 @@ __global__ void __maxnreg__(
       __syncthreads();
       mark(h >= 2 ? kPtXbar : kPtFirstGrad);
     }
+    stamp(min(kTlTile0 + it, kTlLossStart - 1));
   }
   mark_base(0);
+  stamp(kTlLossStart);
   if (!a.losses) return;
   __shared__ double loss_scratch[32 * pt_max_groups<T>(R, NT) * NT];
   double* const block_sums = reinterpret_cast<double*>(
@@ -893,6 +936,7 @@ __global__ void __maxnreg__(
   }
   last_block_loss(a, loss_scratch, block_sums);
   mark(kPtLoss);
+  stamp(kTlExit);
 #endif
 }
 
@@ -946,6 +990,7 @@ PtLayout point_layout(const MlpNetView<T>& net, int R, int nt, int n_int, int n_
   L.total = off;
   L.tiles_int = (n_int + L.NP - 1) / L.NP;
   L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
+  L.bnd_cost = kPtBoundaryCost;
   return L;
 }
 
@@ -1014,8 +1059,9 @@ void set_point_phase_timing(bool on) {
   const int flag = on ? 1 : 0;
   CUDA_CHECK(cudaMemcpyToSymbol(g_pt_phase_timing, &flag, sizeof(flag)));
   if (on) {
-    const unsigned long long zero[kPtPhaseSlots] = {};
-    CUDA_CHECK(cudaMemcpyToSymbol(g_pt_phase_cycles, zero, sizeof(zero)));
+    const std::vector<unsigned long long> zero(kPtPhaseSlots, 0ull);
+    CUDA_CHECK(cudaMemcpyToSymbol(g_pt_phase_cycles, zero.data(),
+                                  sizeof(unsigned long long) * zero.size()));
   }
 }
 

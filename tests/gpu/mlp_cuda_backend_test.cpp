@@ -548,7 +548,21 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
   check_point_pass<T>(
       {PointCase{{50, 50, 50, 50}, "tanh", 3001, 299}, PointCase{{64, 64}, "sin", 201, 53},
        PointCase{{50}, "tanh", 1200, 120}, PointCase{{24, 24, 24, 24, 24}, "tanh", 40, 7},
-       PointCase{{41, 41}, "sigmoid", 300, 130}, PointCase{{20, 20, 20}, "tanh", 20000, 1500}});
+       PointCase{{41, 41}, "sigmoid", 300, 130}, PointCase{{20, 20, 20}, "tanh", 20000, 1500},
+       PointCase{{50, 50, 50, 50}, "tanh", 9000, 1100}});
+  {
+    // The last case has more tiles than resident blocks on GPUs of up to 148 SMs (291 tiles;
+    // 2 blocks an SM in float, 1 in double): blocks take two or more tiles, and the boundary
+    // tiles go to those with fewer interior tiles (kernels/mlp_tile_schedule.hpp).
+    ScopedVariant forced("4");
+    MlpShape bench;
+    const gpu::MlpTiling plan = gpu::plan_mlp_tiling(
+        gpu::make_mlp_net_view<T>(mlp_options(bench, 7.0)), 9000, 1100, true);
+    ASSERT_EQ(plan.variant, 4);
+    if (gpu::mlp_device_sms() <= 148) {
+      EXPECT_LT(plan.grid, plan.tiles_interior + plan.tiles_boundary);
+    }
+  }
   ScopedVariant none(nullptr);
   // Not taken: unequal widths, 3D, wider than 64, and any other variant asked for.
   for (const MlpShape& other : {test_shape(2, "tanh"), test_shape(3, "tanh")}) {
