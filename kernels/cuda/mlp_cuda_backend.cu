@@ -115,7 +115,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     }
     gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, 0, nullptr, 0));
     gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                           gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap);
+                           gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap_reduce);
     CUDA_CHECK(cudaMemcpyAsync(losses_host_.data(), losses_.data(), 3 * sizeof(double),
                                cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaMemcpyAsync(grad_host_.data(), grad_.data(), grad_.bytes(),
@@ -163,7 +163,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
     // The graphs hold the buffers' addresses and the tiling: recapture when either changed.
     if (std::memcmp(before, after, sizeof(before)) != 0 || old.grid != tiling_.grid ||
         old.points != tiling_.points || old.tiles_interior != tiling_.tiles_interior ||
-        old.tiles_boundary != tiling_.tiles_boundary || old.variant != tiling_.variant)
+        old.tiles_boundary != tiling_.tiles_boundary || old.variant != tiling_.variant ||
+        old.overlap != tiling_.overlap || old.overlap_reduce != tiling_.overlap_reduce)
       clear_graphs();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -182,7 +183,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     }
     gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, 0, nullptr, 0));
     gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                           gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap);
+                           gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap_reduce);
     return read_loss();
   }
 
@@ -339,7 +340,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
       for (int i = 0; i < k; ++i) {
         gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, i, halt_.data(), stop_below));
         gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                               adam, halt_.data(), i, tiling_.overlap);
+                               adam, halt_.data(), i, tiling_.overlap_reduce);
       }
     } catch (...) {
       cudaGraph_t dropped = nullptr;

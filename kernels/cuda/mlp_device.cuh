@@ -165,15 +165,16 @@ __device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
 // ---- Programmatic dependent launch (sm_90) --------------------------------------------------
 // A training step is two kernels, the pass and the reduction (+ Adam), and a graph chains them
 // step after step. Launched with programmatic stream serialization (launch_mlp_kernel), a
-// kernel's blocks may start while the kernel before it in the stream is still running: every
-// MLP kernel signals early (at its start; variant 4 after its prologue) that its successor may
-// launch (pdl_launch_dependents) and waits (pdl_wait) for its predecessor to have finished,
-// with its writes visible, before it reads or writes anything in global memory that the
-// predecessor reads or writes. What comes before the wait overlaps with the predecessor's
-// tail: the launch itself and, in variant 4, the zero fill of its shared memory. Without the
-// attribute (RBFPDE_MLP_PDL=0) both are no-ops. No deadlock: a kernel's successor launches only
-// when all of its blocks have signalled, so all of them have started. (Without the pass's
-// signal the gain goes: 6240 against 6672 it/s, float, 16384 + 1024, H200.)
+// kernel's blocks may start while the kernel before it in the stream is still running. Every
+// MLP kernel waits (pdl_wait) for its predecessor to have finished, with its writes visible,
+// before it reads or writes anything in global memory that the predecessor reads or writes,
+// and signals early (at its start; variant 4 after its prologue) that its successor may launch
+// (pdl_launch_dependents). Variant 4's pass launches with the attribute (MlpTiling::overlap):
+// its blocks start, and zero-fill their shared memory, while the reduction before it finishes;
+// the reduction after it does when each of the pass's blocks takes one tile
+// (MlpTiling::overlap_reduce). Without the attribute (RBFPDE_MLP_PDL=0) both calls are no-ops.
+// No deadlock: a kernel's successor launches only when all of its blocks have signalled or
+// exited, so all of them have started.
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

@@ -702,8 +702,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 // 32 parameters a block: warp w sums partials of blocks w, w + 8, … for its lane's parameter,
 // then warp 0 adds the 8 sums in order, stores the gradient and applies Adam. (Loading eight
-// partials at a time, same order, took float's 16384 + 1024 from 6470 to 6140 it/s on an H200:
-// it undid what the programmatic dependent launch gains there; bench/RESULTS.md.)
+// partials at a time, same order, took float's 16384 + 1024 from 6470 to 6140 it/s on an H200,
+// with the programmatic dependent launch; bench/RESULTS.md.)
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     mlp_reduce_kernel(const T* __restrict__ partials, int blocks, int np, T* __restrict__ grad,

@@ -71,11 +71,14 @@ struct MlpTiling {
   // Variants 3 and 4 (the register-resident and point-stationary passes): the pre-activation
   // scratch they need in MlpPassArgs::scratch (variant 4: and the blocks' loss sums), in elements.
   std::size_t scratch_elements = 0;
-  // The pass and the reduction after it launch with programmatic dependent launch (each may
-  // start while the kernel before it finishes; mlp_device.cuh): variant 4 unless
-  // RBFPDE_MLP_PDL=0 (H200, float, 16384 + 1024: +5 %; the tiled kernels at 1200 + 120 ran 2 %
-  // slower with it, so they do without).
-  bool overlap = false;
+  // The pass launches with programmatic dependent launch (its blocks start, and zero-fill their
+  // shared memory, while the reduction before it finishes; mlp_device.cuh): variant 4 unless
+  // RBFPDE_MLP_PDL=0 (the tiled kernels at 1200 + 120 ran 2 % slower with it, so they do
+  // without). overlap_reduce: so does the reduction after the pass (its blocks start while the
+  // pass's last blocks run): variant 4 when each block takes one tile. H200, float: 14800
+  // against 12130 it/s at 2048 + 128, 14500 against 11410 at 4096 + 256; with more tiles than
+  // blocks its waiting blocks slow the pass's last ones: 6820 against 6920 at 16384 + 1024.
+  bool overlap = false, overlap_reduce = false;
 };
 
 // Picks the tile size and grid for n_int + n_bnd points on the current device (gradient: the
@@ -139,7 +142,7 @@ struct MlpAdamArgs {
   const T* step_consts = nullptr;
 };
 
-// overlap: MlpTiling::overlap of the pass before it.
+// overlap: MlpTiling::overlap_reduce of the pass before it.
 template <class T>
 void launch_mlp_reduce(MlpStream stream, const T* partials, int blocks, int n_params, T* grad,
                        const MlpAdamArgs<T>& adam, const int* halt, int step, bool overlap);

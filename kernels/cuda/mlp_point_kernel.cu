@@ -60,13 +60,16 @@ namespace {
 // four points per lane, one in each stream slot (a boundary point needs only the value stream), so
 // the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums its
 // threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). θ reaches shared
-// memory by cp.async. A block's first tile stores its gradient terms into its partials row
-// and later tiles add to them (no zeroing pass over the row). The pass and the reduction after
-// it launch with programmatic dependent launch (MlpTiling::overlap, mlp_device.cuh): a block
-// zero-fills its shared memory while the kernel before it finishes. Float at 16384 + 1024 on an
-// H200: 6690–6713 it/s (6130 without these two, 5360 before the changes of RESULTS' "fewer
-// shared-memory wavefronts and barriers" section). bench/RESULTS.md has the measurements and
-// what was tried.
+// memory by cp.async. The blocks take their tiles by a static schedule that puts the boundary
+// tiles (each about two interior tiles of work) on the blocks with fewer interior tiles
+// (kernels/mlp_tile_schedule.hpp; 16384 + 1024 on an H200: double 3970 → 4690 it/s, float
+// 6710 → 6820). A block's first tile stores its gradient terms into its partials row and later
+// tiles add to them (no zeroing pass over the row). The pass launches with programmatic
+// dependent launch (MlpTiling::overlap, mlp_device.cuh): a block zero-fills its shared memory
+// while the reduction before it finishes; so does the reduction after it when each block takes
+// one tile (MlpTiling::overlap_reduce). Float at 16384 + 1024 on an H200: about 6900 it/s
+// (6130 without the last two, 5360 before the changes of RESULTS' "fewer shared-memory
+// wavefronts and barriers" section). bench/RESULTS.md has the measurements and what was tried.
 // Features of every hidden layer a thread owns (R, a template parameter of the kernel): 5 in
 // float; in double 5 for widths ≤ 60 and 10 above (pt_rows). In float a width-50 network then
 // takes 10 warps a 32-point tile at 96 registers: two blocks, 20 warps an SM (5298 against 4578
@@ -603,8 +606,9 @@ __global__ void __maxnreg__(
   T* const scr = a.scratch + std::size_t(blockIdx.x) * Lh * 4 * R * nth + tid;
   pt_copy_async_wait();
   __syncthreads();
-  // The reduction after this pass may launch now (its blocks wait for this pass to finish):
-  // here rather than at the start, 6700 against 6672 it/s (float, 16384 + 1024, H200).
+  // The reduction after this pass may launch now, when it launches with programmatic dependent
+  // launch (MlpTiling::overlap_reduce; its blocks wait for this pass to finish): here rather
+  // than at the start, 6700 against 6672 it/s (float, 16384 + 1024, H200, before the schedule).
   pdl_launch_dependents();
   mark(kPtPrologue);
   stamp(kTlPrologue);
@@ -1131,7 +1135,12 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
       t.tiles_interior = L.tiles_int;
       t.tiles_boundary = L.tiles_bnd;
       t.overlap = mlp_pdl_enabled();
-      t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, best_resident));
+      // RBFPDE_MLP_POINT_GRID caps the blocks (tests: blocks of several tiles on small batches).
+      int cap = best_resident;
+      if (const char* g = std::getenv("RBFPDE_MLP_POINT_GRID"); g && std::atoi(g) >= 1)
+        cap = std::min(cap, std::atoi(g));
+      t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, cap));
+      t.overlap_reduce = t.overlap && t.grid == L.tiles_int + L.tiles_bnd;
       t.shared_bytes = std::size_t(L.total) * sizeof(T);
       // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
       t.scratch_elements = std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 *

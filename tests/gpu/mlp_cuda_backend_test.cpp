@@ -487,6 +487,9 @@ void check_point_pass(const std::vector<PointCase>& cases) {
         continue;
       }
       EXPECT_EQ(plan.points, 32 * std::atoi(tiles));
+      if (const char* g = std::getenv("RBFPDE_MLP_POINT_GRID")) {
+        EXPECT_LE(plan.grid, std::atoi(g));
+      }
       // Features a thread owns: 5, or 10 in double past width 60.
       EXPECT_EQ(plan.features, sizeof(T) == sizeof(double) && k.hidden[0] > 60 ? 10 : 5);
       Pair<T> p = make_pair<T>(shape, 31, k.n_int, k.n_bnd);
@@ -522,11 +525,17 @@ TYPED_TEST_SUITE(CudaMlpPointPass, Precisions);
 // 60, 10 above).
 TYPED_TEST(CudaMlpPointPass, SmallNetworks) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
-  check_point_pass<TypeParam>({PointCase{{13, 13, 13}, "sigmoid", 77, 9},
-                               PointCase{{64, 64}, "sin", 40, 53},
-                               PointCase{{60, 60}, "tanh", 35, 11},
-                               PointCase{{61, 61}, "tanh", 35, 11},
-                               PointCase{{7, 7}, "tanh", 33, 2}});
+  const std::vector<PointCase> cases{PointCase{{13, 13, 13}, "sigmoid", 77, 9},
+                                     PointCase{{64, 64}, "sin", 40, 53},
+                                     PointCase{{60, 60}, "tanh", 35, 11},
+                                     PointCase{{61, 61}, "tanh", 35, 11},
+                                     PointCase{{7, 7}, "tanh", 33, 2},
+                                     PointCase{{9, 9}, "tanh", 100, 600}};
+  check_point_pass<TypeParam>(cases);
+  // On three blocks: blocks of several tiles, and (last case: 4 interior and 5 boundary tiles of
+  // 32 points) more boundary tiles than blocks (kernels/mlp_tile_schedule.hpp).
+  ScopedEnv grid("RBFPDE_MLP_POINT_GRID", "3");
+  check_point_pass<TypeParam>(cases);
 }
 
 // Adam through train_steps (one CUDA graph: the pass, the reduction and Adam per step) and step
@@ -589,6 +598,14 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
     EXPECT_EQ(gpu::plan_mlp_tiling(net, 2048, 128, true).variant, is_double ? 2 : 4);
     EXPECT_EQ(gpu::plan_mlp_tiling(net, 4096, 256, true).variant, 4);
     EXPECT_EQ(gpu::plan_mlp_tiling(net, 6144, 384, true).variant, 4);
+    // The reduction launches early (programmatic dependent launch) after a pass whose blocks
+    // take one tile each (4096 + 256: 130 tiles), not after one of more tiles than blocks.
+    const gpu::MlpTiling one = gpu::plan_mlp_tiling(net, 4096, 256, true);
+    const gpu::MlpTiling more = gpu::plan_mlp_tiling(net, 16384, 1024, true);
+    EXPECT_EQ(one.grid, one.tiles_interior + one.tiles_boundary);
+    EXPECT_EQ(one.overlap_reduce, one.overlap);
+    EXPECT_LT(more.grid, more.tiles_interior + more.tiles_boundary);
+    EXPECT_FALSE(more.overlap_reduce);
     // The tiled kernels' tile size: of the sizes with the fewest waves of blocks (one block an
     // SM here), about the smallest. 1200 + 120: float one wave of 9 to 12 points; double, which
     // fits at most 8, two waves of 5 or 6. 300 + 30: one wave of 3 points.
