@@ -123,9 +123,13 @@ template <class T>
 __device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
                                 const double* block_sums = nullptr) {
   __shared__ bool last;
-  __threadfence();
+  // The last block reads the residuals every thread wrote, or only thread 0's block sums.
+  if (!block_sums) __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(a.counter, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) {
+    if (block_sums) __threadfence();
+    last = atomicAdd(a.counter, 1u) == gridDim.x - 1;
+  }
   __syncthreads();
   if (!last) return;
   __threadfence();

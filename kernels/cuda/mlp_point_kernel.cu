@@ -492,6 +492,9 @@ enum PtPhase {
 // of the phases: while g_pt_phase_timing is set, thread 0 of every block (up to kPtTlBlocks)
 // writes %globaltimer (ns) at its marks (PtStamp) into slot ((step & 1)·kPtTlBlocks + block)·8
 // + mark of g_pt_phase_cycles, and step + 1 (low 32 bits) and the SM (high 32) into mark 7.
+#if defined(RBFPDE_MLP_POINT_TIMELINE) && defined(RBFPDE_MLP_POINT_PHASES)
+#error "RBFPDE_MLP_POINT_TIMELINE and RBFPDE_MLP_POINT_PHASES share their slots: build with one"
+#endif
 #if defined(RBFPDE_MLP_POINT_TIMELINE)
 constexpr int kPtTlBlocks = 512;
 constexpr int kPtPhaseSlots = 2 * kPtTlBlocks * 8;
