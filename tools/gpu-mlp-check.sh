@@ -5,14 +5,16 @@
 # $OUT/*.log (or ./gpu-mlp-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-mlp-check.sh", carry=[".mu"])
 # (logs grouped by step prefix: device, configure, build, tests, bench, jax, solve, sanitizers).
-# STEPS selects steps (default: all): any of tests baseline bench crossover tiles pdl jax
+# STEPS selects steps (default: all): any of tests baseline bench crossover tiles pdl timeline jax
 # jaxhighest solve memcheck racecheck (baseline: when BASELINE names another build's
 # bench_gpu_mlp, or an .xz of one, `bench_gpu_mlp quick` of it and of this build, alternating,
 # twice: versions compared in one call; crossover: bench_gpu_mlp crossover, variant 4 against the
 # tiled kernels by batch size; tiles: the tiled kernels' tile sizes; pdl: quick with and without
 # the programmatic dependent launch (RBFPDE_MLP_PDL=0);
 # jaxhighest: the JAX reference in float32 with true float32 matmuls, not TF32 — rbfpde's
-# arithmetic).
+# arithmetic; timeline: when TIMELINE names a bench_gpu_mlp built with
+# -DRBFPDE_MLP_POINT_TIMELINE in CMAKE_CUDA_FLAGS (or an .xz of one), `timeline` in float and
+# double at 16384 + 1024: every variant-4 block's marks on the clock).
 # BUDGET (seconds, default 420): steps that would start after it are skipped, so that a call
 # stays inside the session's device time.
 # Binaries: built here (build-gpu-mlp, -j16); when .mlpbin/ (carried) holds test_gpu,
@@ -25,7 +27,7 @@
 # and add ".mlpbin" to carry.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-mlp-check-logs}"
-STEPS="${STEPS:-tests baseline bench crossover tiles pdl jax jaxhighest solve memcheck racecheck}"
+STEPS="${STEPS:-tests baseline bench crossover tiles pdl timeline jax jaxhighest solve memcheck racecheck}"
 BUDGET="${BUDGET:-420}"
 mkdir -p "$OUT"
 status=0
@@ -126,6 +128,15 @@ if want pdl; then  # the defaults with and without the programmatic dependent la
     step "bench_pdl$round" bash -c "timeout 60 '$BENCH' quick | head -7"
     step "bench_nopdl$round" bash -c "RBFPDE_MLP_PDL=0 timeout 60 '$BENCH' quick | head -7"
   done
+fi
+if want timeline && [ -n "${TIMELINE:-}" ] && [ -e "$TIMELINE" ]; then
+  tl="$TIMELINE"
+  if [[ "$TIMELINE" == *.xz ]]; then
+    tl="$(mktemp -d)/bench_timeline"
+    xz -dc "$TIMELINE" >"$tl" && chmod +x "$tl"
+  fi
+  step bench_timeline_float timeout 60 "$tl" timeline float
+  step bench_timeline_double timeout 60 "$tl" timeline double
 fi
 if want jax; then
   step jax timeout 150 env PYTHONUNBUFFERED=1 python3 bench/jax_mlp.py both
