@@ -190,11 +190,18 @@ void timeline(const Problem& problem, int n_int, int n_bnd) {
     return;
   }
   const unsigned long long* tl = v.data() + (v.size() - kSlots);
+  // Mark 7 of a block's slots: its step + 1 (low 32 bits) and its SM (high 32).
+  auto step_of = [](const unsigned long long* base, std::size_t b) {
+    return unsigned(base[8 * b + 7] & 0xffffffffu);
+  };
+  auto sm_of = [](const unsigned long long* base, std::size_t b) {
+    return unsigned(base[8 * b + 7] >> 32);
+  };
   const char* const names[] = {"entry", "past the wait", "θ loaded", "tile 1 done",
                                "tile 2 done", "loss started", "exit"};
   unsigned long long t0 = ~0ull;
   for (std::size_t b = 0; b < 2 * kBlocks; ++b)
-    if ((tl[8 * b + 7] & 0xffffffffu) == kStepsTl - 1) t0 = std::min(t0, tl[8 * b]);  // step 18's first entry
+    if (step_of(tl, b) == kStepsTl - 1) t0 = std::min(t0, tl[8 * b]);  // step 18's first entry
   std::printf("%s, %d + %d: µs from step %d's first block entry (min / median / max over blocks)\n",
               sizeof(T) == 4 ? "float" : "double", n_int, n_bnd, kStepsTl - 2);
   double last_exit = 0;
@@ -203,7 +210,7 @@ void timeline(const Problem& problem, int n_int, int n_bnd) {
     for (int m = 0; m < 7; ++m) {
       std::vector<double> x;
       for (std::size_t b = 0; b < kBlocks; ++b)
-        if ((base[8 * b + 7] & 0xffffffffu) == unsigned(step + 1) && base[8 * b + m] >= t0)
+        if (step_of(base, b) == unsigned(step + 1) && base[8 * b + m] >= t0)
           x.push_back(1e-3 * double(base[8 * b + m] - t0));
       if (x.empty()) continue;
       std::sort(x.begin(), x.end());
@@ -219,7 +226,7 @@ void timeline(const Problem& problem, int n_int, int n_bnd) {
   const unsigned long long* base = tl + std::size_t((kStepsTl - 1) & 1) * kBlocks * 8;
   std::vector<int> blocks;
   for (std::size_t b = 0; b < kBlocks; ++b)
-    if ((base[8 * b + 7] & 0xffffffffu) == unsigned(kStepsTl)) blocks.push_back(int(b));
+    if (step_of(base, b) == unsigned(kStepsTl)) blocks.push_back(int(b));
   std::sort(blocks.begin(), blocks.end(),
             [&](int x, int y) { return base[8 * x + 6] > base[8 * y + 6]; });
   auto at = [&](int b, int m) {
@@ -229,11 +236,11 @@ void timeline(const Problem& problem, int n_int, int n_bnd) {
               kStepsTl - 1);
   for (std::size_t i = 0; i < blocks.size() && i < 24; ++i) {
     const int b = blocks[i];
-    const unsigned sm = unsigned(base[8 * b + 7] >> 32);
+    const unsigned sm = sm_of(base, std::size_t(b));
     std::printf("   %4d (%3u) %7.1f %7.1f %7.1f %7.1f %7.1f;", b, sm, at(b, 0), at(b, 2), at(b, 3),
                 at(b, 4), at(b, 6));
     for (int o : blocks)
-      if (o != b && unsigned(base[8 * o + 7] >> 32) == sm)
+      if (o != b && sm_of(base, std::size_t(o)) == sm)
         std::printf("  %d: %.1f %.1f %.1f %.1f %.1f", o, at(o, 0), at(o, 2), at(o, 3), at(o, 4),
                     at(o, 6));
     std::printf("\n");

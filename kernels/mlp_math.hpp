@@ -8,13 +8,7 @@
 
 #include <cmath>
 
-#ifndef RBFPDE_HD
-#if defined(__CUDACC__)
-#define RBFPDE_HD __host__ __device__ __forceinline__
-#else
-#define RBFPDE_HD inline
-#endif
-#endif
+#include "kernels/host_device.hpp"
 
 namespace rbfpde {
 

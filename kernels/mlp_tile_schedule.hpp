@@ -13,13 +13,7 @@
 // column. A block walks its column: its boundary tiles first, then its interior tiles.
 #pragma once
 
-#ifndef RBFPDE_HD
-#if defined(__CUDACC__)
-#define RBFPDE_HD __host__ __device__ __forceinline__
-#else
-#define RBFPDE_HD inline
-#endif
-#endif
+#include "kernels/host_device.hpp"
 
 namespace rbfpde {
 

@@ -9,11 +9,7 @@
 
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define RBFPDE_HD __host__ __device__ __forceinline__
-#else
-#define RBFPDE_HD inline
-#endif
+#include "kernels/host_device.hpp"
 
 namespace rbfpde {
 

@@ -122,7 +122,6 @@ struct PtLayout {
   int off_w1 = 0, off_bias = 0, off_wo = 0, off_img = 0, off_buf0 = 0, off_buf1 = 0;
   int off_seed = 0, off_xin = 0, off_osum = 0, total = 0;
   int tiles_int = 0, tiles_bnd = 0;
-  int bnd_cost = 1;  // a boundary tile's cost in interior tiles, for the schedule (kPtBoundaryCost)
   int Ri = 0;       // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
   int fwd_mma = 0;  // double: the hidden layers' forward GEMM on the tensor cores (the planner's
                     // MlpTiling::forward_mma; pt_mma)
@@ -621,7 +620,7 @@ __global__ void __maxnreg__(
     // The static schedule (kernels/mlp_tile_schedule.hpp): boundary tiles on the blocks with
     // fewer interior tiles.
     const int tile = point_tile_schedule(it, int(blockIdx.x), int(gridDim.x), L.tiles_int,
-                                         L.tiles_bnd, L.bnd_cost);
+                                         L.tiles_bnd, kPtBoundaryCost);
     if (tile < 0) break;
     const bool packed = tile >= L.tiles_int;  // boundary: four points per lane
     // The block's first tile stores its gradient terms into the partials row, later tiles add
@@ -997,7 +996,6 @@ PtLayout point_layout(const MlpNetView<T>& net, int R, int nt, int n_int, int n_
   L.total = off;
   L.tiles_int = (n_int + L.NP - 1) / L.NP;
   L.tiles_bnd = (n_bnd + 4 * L.NP - 1) / (4 * L.NP);
-  L.bnd_cost = kPtBoundaryCost;
   return L;
 }
 
@@ -1139,9 +1137,8 @@ bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool grad
       t.tiles_boundary = L.tiles_bnd;
       t.overlap = mlp_pdl_enabled();
       // RBFPDE_MLP_POINT_GRID caps the blocks (tests: blocks of several tiles on small batches).
-      int cap = best_resident;
-      if (const char* g = std::getenv("RBFPDE_MLP_POINT_GRID"); g && std::atoi(g) >= 1)
-        cap = std::min(cap, std::atoi(g));
+      const char* g = std::getenv("RBFPDE_MLP_POINT_GRID");
+      const int cap = g && std::atoi(g) >= 1 ? std::min(best_resident, std::atoi(g)) : best_resident;
       t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, cap));
       t.overlap_reduce = t.overlap && t.grid == L.tiles_int + L.tiles_bnd;
       t.shared_bytes = std::size_t(L.total) * sizeof(T);
