@@ -6,7 +6,8 @@
 # Used through the device tool:  run(command="bash tools/gpu-mlp-check.sh", carry=[".mu"])
 # (logs grouped by step prefix: device, configure, build, tests, bench, jax, solve, sanitizers).
 # STEPS selects steps (default: all): any of tests baseline bench crossover tiles pdl timeline jax
-# jaxhighest solve memcheck racecheck (baseline: when BASELINE names another build's
+# jaxhighest solve adam memcheck racecheck (adam: the seed MLP with Adam alone under longer
+# schedules, ADAM_RUNS overriding the list of runs, ';'-separated; baseline: when BASELINE names another build's
 # bench_gpu_mlp, or an .xz of one, `bench_gpu_mlp quick` of it and of this build, alternating,
 # twice: versions compared in one call; crossover: bench_gpu_mlp crossover, variant 4 against the
 # tiled kernels by batch size; tiles: the tiled kernels' tile sizes; pdl: quick with and without
@@ -27,7 +28,7 @@
 # and add ".mlpbin" to carry.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-mlp-check-logs}"
-STEPS="${STEPS:-tests baseline bench crossover tiles pdl timeline jax jaxhighest solve memcheck racecheck}"
+STEPS="${STEPS:-tests baseline bench crossover tiles pdl timeline jax jaxhighest solve adam memcheck racecheck}"
 BUDGET="${BUDGET:-420}"
 mkdir -p "$OUT"
 status=0
@@ -144,14 +145,15 @@ fi
 if want jaxhighest; then
   step jax_highest timeout 120 env PYTHONUNBUFFERED=1 python3 bench/jax_mlp.py float32 --highest
 fi
-if want solve; then
+if want solve || want adam; then
   # Time to a relative L2 error ≤ 1e-3 (history.csv: cycle,seconds,...,rel_l2_error,...): the
   # first report below it, else the best the run reached.
   to_accuracy() {  # NAME CONFIG [--set …]
     local name="$1" cfg="$2"
     shift 2
-    "$CLI" solve "configs/$cfg.yaml" --backend cuda --quiet --set output.directory="$OUT/$name" "$@" &&
-      python3 - "$OUT/$name" "$name" <<'EOF'
+    "$CLI" solve "configs/$cfg.yaml" --backend cuda --quiet --set output.directory="$OUT/$name" "$@" ||
+      return 1
+    python3 - "$OUT/$name" "$name" <<'EOF'
 import csv, json, sys
 d, name = sys.argv[1], sys.argv[2]
 s = json.load(open(d + "/summary.json"))
@@ -167,9 +169,35 @@ else:
 EOF
     rm -rf "${OUT:?}/$name"
   }
+fi
+if want solve; then
   step solve_lm to_accuracy lm poisson2d_seed_lm
   step solve_mlpdouble to_accuracy mlp_double poisson2d_seed_mlp --set compute.precision=double
   step solve_mlpfloat to_accuracy mlp_float poisson2d_seed_mlp --set compute.precision=float
+fi
+if want adam; then
+  # The seed MLP with Adam alone (no L-BFGS stage) under longer learning-rate schedules: does
+  # Adam by itself reach 1e-3, and when? Each run: PRECISION LR DECAY STEPS INTERIOR BOUNDARY
+  # RESAMPLE_EVERY [SEED].
+  adam_only() {
+    local p="$1" lr="$2" decay="$3" steps="$4" n="$5" k="$6" every="$7" seed="${8:-1}"
+    to_accuracy "adam_${p}_lr${lr}_d${decay}_${steps}_${n}+${k}_r${every}_s${seed}" poisson2d_seed_mlp \
+      --set training.seed="$seed" \
+      --set compute.precision="$p" --set training.lbfgs.iterations=0 \
+      --set training.adam.learning_rate="$lr" --set training.adam.decay="$decay" \
+      --set training.max_cycles="$steps" --set training.points.interior="$n" \
+      --set training.points.boundary="$k" --set training.points.resample_every="$every" \
+      --set training.time_limit=60
+  }
+  IFS=';' read -ra runs <<<"${ADAM_RUNS:-double 1e-3 0.7 20000 1000 200 1000;\
+double 1e-3 0.9 30000 1000 200 1000;double 1e-3 0.9 30000 4000 400 1000;\
+double 2e-3 0.85 30000 1000 200 1000;double 1e-3 0.95 50000 1000 200 1000;\
+double 1e-3 0.9 30000 4000 400 1;float 1e-3 0.9 30000 1000 200 1000;\
+float 1e-3 0.9 30000 4000 400 1000}"
+  for run in "${runs[@]}"; do
+    # shellcheck disable=SC2086  # the run's fields are the function's arguments
+    step solve_adam adam_only $run
+  done
 fi
 # The sanitizers are slow: small tests that still run every kernel (pass with and without the
 # backward pass, evaluation, the reduction with and without Adam, the graph, the early stop),
