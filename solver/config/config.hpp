@@ -52,6 +52,7 @@ struct ComputeConfig {
 
 struct OutputConfig {
   std::string directory;             // default output/<name>
+  SourceLoc directory_loc;           // where `directory` was set (the file alone when defaulted)
   std::vector<int> resolution;       // default [101, 101] in 2D, [41, 41, 41] in 3D
   int snapshot_every = 0;            // cycles between training snapshots, 0 = none
   int report_every = 10;             // cycles between history rows / progress lines

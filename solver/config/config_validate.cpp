@@ -276,6 +276,7 @@ OutputConfig read_output(const Field& field, const std::string& name, int dim) {
   field.check_map({"directory", "resolution", "snapshot_every", "report_every"});
   if (const Field f = field.child("directory"); f.present()) {
     output.directory = read_text(f, "a directory path");
+    output.directory_loc = f.loc();
   }
   if (const Field f = field.child("resolution"); f.present()) {
     const std::string expected =
@@ -318,6 +319,8 @@ Config config_from_tree(const YAML::Node& root, const Origin& origin,
   config.training = read_training(tree.child("training"), config.model);
   config.compute = read_compute(tree.child("compute"));
   config.output = read_output(tree.child("output"), config.name, config.problem.dim);
+  if (config.output.directory_loc.file.empty())
+    config.output.directory_loc = SourceLoc{config.file};
   return config;
 }
 

@@ -116,11 +116,12 @@ int run_compare(const std::vector<std::string>& config_files,
     for (std::size_t j = 0; j < i; ++j)
       if (fs::path(configs[i].output.directory).lexically_normal() ==
           fs::path(configs[j].output.directory).lexically_normal())
-        throw InputError(SourceLoc{configs[i].file, 0, 0}, "output.directory",
+        throw InputError(configs[i].output.directory_loc, "output.directory",
                          "writes into \"" + configs[i].output.directory + "\", as " +
                              configs[j].file +
                              " does; give the runs different names or "
                              "output directories");
+  for (const Config& config : configs) check_output_directory(config);
 
   std::vector<ComparisonRow> rows;
   int exit_code = 0;

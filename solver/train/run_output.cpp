@@ -1,12 +1,18 @@
 #include "solver/train/run_output.hpp"
 
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
+#include <system_error>
+
+#include "problems/errors.hpp"
 
 namespace rbfpde {
 namespace fs = std::filesystem;
@@ -59,7 +65,32 @@ RunOutput::RunOutput(const Config& config, const Problem& problem, const SolveOp
   }
 }
 
-void RunOutput::create_directory() const { fs::create_directories(dir_); }
+void check_output_directory(const Config& config) {
+  const fs::path dir = config.output.directory;
+  const auto fail = [&](const std::string& why) {
+    throw InputError(config.output.directory_loc, "output.directory",
+                     "cannot create the directory \"" + dir.string() + "\": " + why);
+  };
+  // The nearest part of the path that exists (the working directory for a relative path).
+  std::error_code ec;
+  fs::path existing = dir;
+  while (!existing.empty() && !fs::exists(existing, ec)) existing = existing.parent_path();
+  const fs::path shown = existing;
+  if (existing.empty()) existing = ".";
+  if (!fs::is_directory(existing, ec)) fail("\"" + shown.string() + "\" is not a directory");
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    fail("\"" + existing.string() + "\": " + std::strerror(errno));
+}
+
+void RunOutput::create_directory() const {
+  // A bad path (a file in the way, no permission) is the config's error, named by its key.
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (!ec && !fs::is_directory(dir_, ec)) ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec)
+    throw InputError(config_.output.directory_loc, "output.directory",
+                     "cannot create the directory \"" + dir_.string() + "\": " + ec.message());
+}
 
 void RunOutput::note(const std::string& text) const {
   if (options_.progress && !options_.quiet) *options_.progress << text << "\n" << std::flush;

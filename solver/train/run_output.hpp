@@ -41,6 +41,11 @@ struct SolveResult {
   int exit_code = 0;      // 0, or 3 when training diverged
 };
 
+// Before a run starts: output.directory must be creatable, or writable when it exists. A path
+// component that is a file, or no write permission on the nearest existing directory, is the
+// config's error (InputError on output.directory). Creates nothing.
+void check_output_directory(const Config& config);
+
 class RunOutput {
  public:
   // Builds the evaluation grid and evaluates f and the exact solution on it; creates nothing.

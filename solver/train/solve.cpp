@@ -142,6 +142,7 @@ SolveResult solve(const Config& config, const Problem& problem, const SolveOptio
     throw InputError(config.compute.backend_loc, "compute.backend",
                      "cuda was asked for, but no CUDA device is present (use auto or cpu)");
   if (backend == "cpu") check_host_memory(config, problem.dim());
+  check_output_directory(config);
   if (config.compute.backend == "auto" && backend == "cpu" && options.progress && !options.quiet)
     *options.progress << "note: no CUDA device found: running on the CPU\n";
   if (config.model.type == "mlp") return solve_mlp(config, problem, options, backend);

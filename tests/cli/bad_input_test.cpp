@@ -3,6 +3,7 @@
 // "error: <file>:<line>:<col>: <key>: <message>" (or "--set: ..." for command-line values), and
 // no trace on disk: the output directory is not created, and an existing one is left untouched.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <optional>
@@ -200,9 +201,22 @@ std::vector<BadInput> bad_inputs() {
                "error: c.yaml:18:11: training.method: expected adam for model.type mlp, found "
                "\"lm\"",
                "training.method"});
-  // The mlp model validates but cannot be trained in this version; the error must still point
-  // at model.type in the file.
   // --- output
+  // A file in the way of the output directory (c.yaml itself): found before any training.
+  c.push_back({"DirectoryUnderAFile", with("  directory: out", "  directory: c.yaml/out"), {},
+               "error: c.yaml:22:14: output.directory: cannot create the directory "
+               "\"c.yaml/out\": \"c.yaml\" is not a directory",
+               "output.directory"});
+  c.push_back({"MlpDirectoryUnderAFile",
+               replace_once(tiny_mlp_config(), "  directory: out", "  directory: c.yaml/out"),
+               {},
+               "error: c.yaml:22:14: output.directory: cannot create the directory "
+               "\"c.yaml/out\": \"c.yaml\" is not a directory",
+               "output.directory"});
+  c.push_back({"SetDirectoryUnderAFile", tiny(), {"--set", "output.directory=c.yaml"},
+               "error: --set: output.directory: cannot create the directory \"c.yaml\": "
+               "\"c.yaml\" is not a directory",
+               "output.directory"});
   c.push_back({"ResolutionWrongLength",
                with("  directory: out", "  directory: out\n  resolution: [21, 21, 21]"), {},
                "error: c.yaml:23:15: output.resolution: expected 2 integers (the domain is 2D), "
@@ -365,6 +379,23 @@ TEST_P(BadInputTest, LeavesAnExistingOutputDirectoryUntouched) {
   for (const auto& e : fs::directory_iterator(dir / "out")) in_out.push_back(e.path().filename());
   EXPECT_EQ(in_out, std::vector<std::string>{"sentinel.bin"});
   EXPECT_EQ(tree(dir.path()), before);
+}
+
+// An output directory the user may not write into: refused before training, one line, nothing
+// written. Root may write anywhere, so the case runs only for other users.
+TEST(BadInputOutputDirectory, NoWritePermissionIsRefusedBeforeTraining) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: every directory is writable";
+  TempDir dir;
+  write_text(dir / "c.yaml", replace_once(kTinyConfig, "  directory: out", "  directory: ro/out"));
+  fs::create_directories(dir / "ro");
+  fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+  const RunResult r = run_rbfpde({"solve", "c.yaml", "--backend", "cpu"}, dir.path());
+  fs::permissions(dir / "ro", fs::perms::owner_all);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err,
+            "error: c.yaml:22:14: output.directory: cannot create the directory \"ro/out\": "
+            "\"ro\": Permission denied\n");
+  EXPECT_TRUE(fs::is_empty(dir / "ro"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cli, BadInputTest, ::testing::ValuesIn(bad_inputs()),

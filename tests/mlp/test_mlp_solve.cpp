@@ -271,6 +271,21 @@ TEST(Compare, ChecksEveryConfigBeforeRunningAny) {
   // Two runs into one directory would overwrite each other: refused too.
   EXPECT_THROW(run_compare({a, a}, {}, options, table), InputError);
   EXPECT_THROW(run_compare({a}, {}, options, table), InputError);
+  // The second run's output directory is a file: refused before the first run.
+  const std::string blocked = write_config("blocked", "lm", 5);
+  fs::create_directories(compare_dir() / "out");
+  std::ofstream(compare_dir() / "out" / "blocked") << "a file in the way\n";
+  ASSERT_TRUE(fs::is_regular_file(compare_dir() / "out" / "blocked"));
+  try {
+    run_compare({a, blocked}, {}, options, table);
+    ADD_FAILURE() << "a file in the way of output.directory was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("output.directory: cannot create the directory"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("is not a directory"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(compare_dir() / "out" / "first"));
   EXPECT_TRUE(table.str().empty());
 }
 
