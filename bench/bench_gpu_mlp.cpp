@@ -17,6 +17,7 @@ int main() {
 #else
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -115,8 +116,52 @@ void bench(const char* precision, const Problem& problem, int n_int, int n_bnd) 
               tiling.points, tiling.grid, first_loss, last_loss);
 }
 
+// A fresh batch every step (training.points.resample_every 1), three ways: none (the fixed
+// batch, as above), drawn on the device inside the graph (train_steps with every step drawing:
+// what the trainer does on the CUDA backend), and sampled on the host, uploaded and stepped one
+// step per sync (what it did before the MLP backend drew its own batches).
+template <class T>
+void draws(const char* precision, const Problem& problem, int n_int, int n_bnd) {
+  MlpShape shape;
+  auto backend = benchmark_backend<T>(problem, n_int, n_bnd, shape);
+  backend->set_problem(problem);
+  long t = 0;
+  std::uint64_t index = 0;
+  std::vector<typename MlpBackend<T>::AdamStepArgs> steps(kSteps);
+  std::vector<LossParts> losses;
+  auto run = [&](bool draw) {
+    return iterations_per_second([&] {
+      for (auto& s : steps) {
+        s = {T(1e-3), ++t};
+        s.draw = draw;
+        s.seed = 1;
+        s.batch_index = ++index;
+        s.n_interior = std::size_t(n_int);
+        s.n_boundary = std::size_t(n_bnd);
+      }
+      losses.clear();
+      backend->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, losses);
+    });
+  };
+  const double fixed = run(false), device = run(true);
+  Rng rng(2);
+  CollocationBatch batch;
+  const double host = iterations_per_second([&] {
+    for (int i = 0; i < kSteps; ++i) {
+      problem.sample(rng, std::size_t(n_int), std::size_t(n_bnd), batch);
+      backend->set_batch(batch);
+      losses.clear();
+      backend->train_steps({{T(1e-3), ++t}}, T(0.9), T(0.999), T(1e-8), 0.0, losses);
+    }
+  });
+  std::printf("| %s | %d + %d | %.0f | %.0f | %.0f |\n", precision, n_int, n_bnd, fixed, device,
+              host);
+}
+
 }  // namespace
 
+// `bench_gpu_mlp draws`: a fresh batch every step, drawn on the device or on the host, against
+// the fixed batch (draws above).
 // `bench_gpu_mlp crossover`: variant 4 against the tiled kernels at batch sizes around the
 // planner's switch (main).
 // `bench_gpu_mlp quick`: the first table only (the defaults at both sizes).
@@ -292,6 +337,17 @@ int main(int argc, char** argv) {
     }
     unsetenv("RBFPDE_MLP_TILE_POINTS");
     unsetenv("RBFPDE_MLP_VARIANT");
+    return 0;
+  }
+  if (argc == 2 && std::string(argv[1]) == "draws") {
+    std::printf(
+        "| precision | points N + K | it/s, fixed batch | it/s, drawn on the device every step | "
+        "it/s, sampled on the host every step |\n|---|---|---|---|---|\n");
+    for (auto [n, k] : {std::pair{176, 48}, std::pair{1000, 200}, std::pair{1200, 120},
+                        std::pair{4000, 400}, std::pair{16384, 1024}}) {
+      draws<float>("float", problem, n, k);
+      draws<double>("double", problem, n, k);
+    }
     return 0;
   }
   if (argc == 2 && std::string(argv[1]) == "crossover") {

@@ -19,7 +19,9 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,22 @@ class MlpBackend {
   // Replaces the collocation batch (converted to T).
   virtual void set_batch(const CollocationBatch& batch) = 0;
 
+  // Backends that draw collocation batches themselves (the CUDA one, on the device, as the RBF
+  // backend does: RbfBackend::draws_batches) say so once set_problem has prepared the drawing;
+  // set_problem may throw std::runtime_error when it cannot (the trainer then samples on the
+  // host). draw_batch draws batch number `index` of the sequence for `seed`: the same
+  // (seed, index, sizes) gives the same batch, bit for bit. batch() copies the current batch to
+  // the host (normals included).
+  virtual bool draws_batches() const { return false; }
+  virtual void set_problem(const Problem& problem) {}
+  virtual void draw_batch(std::uint64_t seed, std::uint64_t index, std::size_t n_interior,
+                          std::size_t n_boundary) {
+    throw std::logic_error(name() + " MLP backend does not draw batches");
+  }
+  virtual CollocationBatch batch() const {
+    throw std::logic_error(name() + " MLP backend does not keep a batch to copy back");
+  }
+
   // Forward pass only: e, b and the loss at the current parameters.
   virtual LossParts residuals() = 0;
   // Forward and backward pass: e, b, the loss and ∂I/∂θ at the current parameters; the gradient
@@ -117,17 +135,23 @@ class MlpBackend {
   // How many Adam steps the trainer should hand to train_steps() between host checks: 1 keeps
   // the step-by-step loop (CPU); the CUDA backend runs a chunk as one CUDA graph, one sync.
   virtual int steps_per_sync() const { return 1; }
-  // Runs steps.size() Adam steps, step i being loss_and_gradient() then adam_step() with
-  // steps[i]'s learning rate and t, and appends each step's loss (before its update) to
-  // `losses`. Stops early, as the trainer would: after a step whose loss is not finite, without
-  // its update, and after a step whose loss is below stop_below, with its update.
+  // Runs steps.size() Adam steps, step i being (draw_batch() when steps[i].draw, which only a
+  // backend that draws batches accepts), loss_and_gradient() then adam_step() with steps[i]'s
+  // learning rate and t, and appends each step's loss (before its update) to `losses`. Stops
+  // early, as the trainer would: after a step whose loss is not finite, without its update, and
+  // after a step whose loss is below stop_below, with its update; the steps after it draw
+  // nothing either.
   struct AdamStepArgs {
     T learning_rate;
     long t;
+    bool draw = false;  // a fresh batch before this step: batch_index of the sequence for seed
+    std::uint64_t seed = 0, batch_index = 0;
+    std::size_t n_interior = 0, n_boundary = 0;
   };
   virtual void train_steps(const std::vector<AdamStepArgs>& steps, T beta1, T beta2, T epsilon,
                            double stop_below, std::vector<LossParts>& losses) {
     for (const AdamStepArgs& s : steps) {
+      if (s.draw) draw_batch(s.seed, s.batch_index, s.n_interior, s.n_boundary);
       const LossParts l = loss_and_gradient();
       losses.push_back(l);
       if (!std::isfinite(l.loss)) return;

@@ -5,11 +5,13 @@
 # $OUT/*.log (or ./gpu-mlp-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-mlp-check.sh", carry=[".mu"])
 # (logs grouped by step prefix: device, configure, build, tests, bench, jax, solve, sanitizers).
-# STEPS selects steps (default: all): any of tests baseline bench crossover tiles pdl timeline jax
-# jaxhighest solve adam memcheck racecheck (adam: the seed MLP with Adam alone under longer
-# schedules, ADAM_RUNS overriding the list of runs, ';'-separated; baseline: when BASELINE names another build's
-# bench_gpu_mlp, or an .xz of one, `bench_gpu_mlp quick` of it and of this build, alternating,
-# twice: versions compared in one call; crossover: bench_gpu_mlp crossover, variant 4 against the
+# STEPS selects steps (default: all): any of tests baseline bench draws crossover tiles pdl
+# timeline jax jaxhighest solve adam memcheck racecheck (draws: bench_gpu_mlp draws, a fresh
+# batch every step drawn on the device against one sampled on the host; adam: the seed MLP
+# with Adam alone under longer schedules, ADAM_RUNS overriding the list of runs,
+# ';'-separated; baseline: when BASELINE names another build's bench_gpu_mlp, or an .xz of one,
+# `bench_gpu_mlp quick` of it and of this build, alternating, twice: versions compared in one
+# call; crossover: bench_gpu_mlp crossover, variant 4 against the
 # tiled kernels by batch size; tiles: the tiled kernels' tile sizes; pdl: quick with and without
 # the programmatic dependent launch (RBFPDE_MLP_PDL=0);
 # jaxhighest: the JAX reference in float32 with true float32 matmuls, not TF32 — rbfpde's
@@ -28,7 +30,7 @@
 # and add ".mlpbin" to carry.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-mlp-check-logs}"
-STEPS="${STEPS:-tests baseline bench crossover tiles pdl timeline jax jaxhighest solve adam memcheck racecheck}"
+STEPS="${STEPS:-tests baseline bench draws crossover tiles pdl timeline jax jaxhighest solve adam memcheck racecheck}"
 BUDGET="${BUDGET:-420}"
 mkdir -p "$OUT"
 status=0
@@ -117,6 +119,9 @@ if want baseline && [ -n "${BASELINE:-}" ] && [ -e "$BASELINE" ]; then
 fi
 if want bench; then
   step bench timeout 150 "$BENCH"
+fi
+if want draws; then
+  step bench_draws timeout 150 "$BENCH" draws
 fi
 if want crossover; then
   step bench_crossover timeout 120 "$BENCH" crossover
@@ -214,6 +219,15 @@ fi
 if want memcheck; then
   step sanitizers_memcheck_variant4 timeout 150 compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*:CudaMlpPointPass*TrainSteps*'
+fi
+# The batches drawn on the device (the sampler inside the training graphs), default variants.
+if want memcheck; then
+  step sanitizers_memcheck_draws timeout 150 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpDraws*'
+fi
+if want racecheck; then
+  step sanitizers_racecheck_draws timeout 200 compute-sanitizer --tool racecheck \
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpDraws*'
 fi
 if want racecheck; then
   step sanitizers_racecheck_variant4 timeout 200 compute-sanitizer --tool racecheck \

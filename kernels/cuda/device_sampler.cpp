@@ -311,9 +311,10 @@ std::string sampler_source(const Problem& problem, bool double_precision) {
   s << "extern \"C\" __global__ void __launch_bounds__(" << kSamplerThreads << ")\n"
     << "rbfpde_draw_batch(const unsigned long long* __restrict__ index, unsigned long long seed,\n"
     << "                  int n_int, int n_bnd, T* __restrict__ x, T* __restrict__ target,\n"
-    << "                  T* __restrict__ normals) {\n"
+    << "                  T* __restrict__ normals, const int* __restrict__ halt, int step) {\n"
     << "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     << "  if (i >= n_int + n_bnd) return;\n"
+    << "  if (halt != nullptr && halt[0] < step) return;  // a halted chunk draws nothing more\n"
     << "  const bool interior = i < n_int;\n"
     << "  const unsigned long long sub = interior ? (unsigned long long)i\n"
     << "                                          : (1ull << 32) + (unsigned long long)(i - n_int);\n"
@@ -372,12 +373,13 @@ DeviceSampler::~DeviceSampler() {
 int DeviceSampler::dim() const { return impl_->dim; }
 
 void DeviceSampler::launch(Stream stream, const std::uint64_t* index, std::uint64_t seed, int n_int,
-                           int n_bnd, void* x, void* target, void* normals) const {
+                           int n_bnd, void* x, void* target, void* normals, const int* halt,
+                           int step) const {
   const int rows = n_int + n_bnd;
   if (rows == 0) return;
   const unsigned long long* index_arg = reinterpret_cast<const unsigned long long*>(index);
   unsigned long long seed_arg = seed;
-  void* args[] = {&index_arg, &seed_arg, &n_int, &n_bnd, &x, &target, &normals};
+  void* args[] = {&index_arg, &seed_arg, &n_int, &n_bnd, &x, &target, &normals, &halt, &step};
   CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(impl_->kernel),
                               dim3((rows + kSamplerThreads - 1) / kSamplerThreads),
                               dim3(kSamplerThreads), args, 0, stream));

@@ -34,9 +34,13 @@ class DeviceSampler {
 
   int dim() const;
   // x: (n_int + n_bnd) × dim row-major, interior rows first; target: [f (n_int) | p (n_bnd)];
-  // normals: n_bnd × dim. Scalars are float or double as constructed. index: device pointer.
+  // normals: n_bnd × dim (unused when n_bnd is 0). Scalars are float or double as constructed.
+  // index: device pointer. A point depends only on (seed, index, interior or boundary, its
+  // position among those), not on n_int or n_bnd: launches with (n_int, 0) and (0, n_bnd) draw
+  // the same points as one with (n_int, n_bnd), into separate buffers. halt (device, optional):
+  // nothing is drawn when halt[0] < step (a training chunk that stopped before this step).
   void launch(Stream stream, const std::uint64_t* index, std::uint64_t seed, int n_int, int n_bnd,
-              void* x, void* target, void* normals) const;
+              void* x, void* target, void* normals, const int* halt = nullptr, int step = 0) const;
 
  private:
   struct Impl;

@@ -3,19 +3,27 @@
 // and mlp_point_kernel.cu). One loss+gradient+Adam step is two
 // kernels (the fused pass, then the fixed-order reduction with Adam); train_steps() captures a
 // chunk of K steps as one CUDA graph (the per-step learning rates and bias corrections in a small
-// device array, the early stop in a device flag), so that the host syncs once per chunk.
+// device array, the early stop in a device flag), so that the host syncs once per chunk. Once
+// set_problem has compiled the problem's sampler (device_sampler.hpp, shared with the RBF
+// backend), batches are drawn on the device too, also inside a chunk's graph (a step that
+// draws: the sampler's two launches, interior and boundary, before its pass), so that training
+// with a fresh batch every step still syncs once per chunk and no batch crosses the bus.
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/device_sampler.hpp"
 #include "kernels/cuda/mlp_kernels.hpp"
 #include "kernels/mlp_backend.hpp"
 
@@ -63,7 +71,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
       : penalty_(T(options.penalty)),
         consts_host_(3 * kMaxGraphSteps),
         losses_host_(3 * kMaxGraphSteps),
-        halt_host_(2) {
+        halt_host_(2),
+        draw_index_host_(kMaxGraphSteps) {
     net_ = gpu::make_mlp_net_view<T>(options);
     grad_host_ = PinnedBuffer<T>(std::size_t(net_.n_params));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -76,6 +85,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
     losses_.resize(3 * kMaxGraphSteps);
     halt_.resize(2);
     counter_.resize(1);
+    batch_index_.resize(1);
+    draw_index_.resize(kMaxGraphSteps);
     CUDA_CHECK(cudaMemsetAsync(theta_.data(), 0, theta_.bytes(), stream_));
     CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, counter_.bytes(), stream_));
     zero_optimiser();
@@ -144,29 +155,59 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
   void set_batch(const CollocationBatch& batch) override {
     if (batch.dim != net_.dim) throw std::invalid_argument("batch of the wrong dimension");
-    n_int_ = int(batch.n_interior());
-    n_bnd_ = int(batch.n_boundary());
-    const void* before[] = {x_int_.data(), f_.data(), x_bnd_.data(),    p_.data(),
-                            e_.data(),     b_.data(), partials_.data(), scratch_.data()};
+    if (batch.boundary.size() != batch.n_boundary() * std::size_t(net_.dim) ||
+        batch.interior.size() != batch.n_interior() * std::size_t(net_.dim))
+      throw std::invalid_argument("batch with inconsistent sizes");
+    resize_batch(batch.n_interior(), batch.n_boundary());
     upload(batch.interior, x_int_);
     upload(batch.f, f_);
     upload(batch.boundary, x_bnd_);
     upload(batch.p, p_);
-    e_.resize(std::size_t(n_int_));
-    b_.resize(std::size_t(n_bnd_));
-    const gpu::MlpTiling old = tiling_;
-    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true);
-    partials_.resize(std::size_t(tiling_.grid) * std::size_t(net_.n_params));
-    scratch_.resize(std::max<std::size_t>(1, tiling_.scratch_elements));
-    const void* after[] = {x_int_.data(), f_.data(), x_bnd_.data(),    p_.data(),
-                           e_.data(),     b_.data(), partials_.data(), scratch_.data()};
-    // The graphs hold the buffers' addresses and the tiling: recapture when either changed.
-    if (std::memcmp(before, after, sizeof(before)) != 0 || old.grid != tiling_.grid ||
-        old.points != tiling_.points || old.tiles_interior != tiling_.tiles_interior ||
-        old.tiles_boundary != tiling_.tiles_boundary || old.variant != tiling_.variant ||
-        old.overlap != tiling_.overlap || old.overlap_reduce != tiling_.overlap_reduce)
-      clear_graphs();
+    std::vector<double> normals = batch.normals;
+    normals.resize(batch.boundary.size());  // a batch built without normals: zeros
+    upload(normals, normals_);
     CUDA_CHECK(cudaStreamSynchronize(stream_));
+    host_batch_ = batch;
+    device_drawn_ = false;
+  }
+
+  bool draws_batches() const override { return sampler_ != nullptr; }
+
+  void set_problem(const Problem& problem) override {
+    if (problem.dim() != net_.dim) throw std::invalid_argument("problem of the wrong dimension");
+    sampler_.reset();
+    clear_graphs();
+    sampler_ = std::make_unique<gpu::DeviceSampler>(problem, sizeof(T) == sizeof(double));
+  }
+
+  void draw_batch(std::uint64_t seed, std::uint64_t index, std::size_t n_interior,
+                  std::size_t n_boundary) override {
+    if (!sampler_) throw std::logic_error("draw_batch called before set_problem");
+    resize_batch(n_interior, n_boundary);
+    // From pageable memory: staged before the call returns (the pinned indices belong to the
+    // graphs).
+    const std::uint64_t host_index = index;
+    CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), &host_index, sizeof(std::uint64_t),
+                               cudaMemcpyHostToDevice, stream_));
+    enqueue_draw(batch_index_.data(), seed, nullptr, 0);
+    device_drawn_ = true;
+  }
+
+  // A batch drawn on the device is copied back; one set from the host is returned as given.
+  CollocationBatch batch() const override {
+    if (!device_drawn_) return host_batch_;
+    CollocationBatch out;
+    out.dim = net_.dim;
+    auto copy = [&](const DeviceBuffer<T>& src, std::vector<double>& dst) {
+      const std::vector<T> host = download(src);
+      dst.assign(host.begin(), host.end());
+    };
+    copy(x_int_, out.interior);
+    copy(f_, out.f);
+    copy(x_bnd_, out.boundary);
+    copy(p_, out.p);
+    copy(normals_, out.normals);
+    return out;
   }
 
   LossParts residuals() override {
@@ -213,25 +254,47 @@ class CudaMlpBackend final : public MlpBackend<T> {
     }
     for (std::size_t first = 0; first < steps.size(); first += kMaxGraphSteps) {
       const int k = int(std::min<std::size_t>(kMaxGraphSteps, steps.size() - first));
+      // Which steps draw (part of the graph's shape), with one seed for the chunk.
+      std::vector<bool> draws(std::size_t(k), false);
+      std::uint64_t seed = 0;
       for (int i = 0; i < k; ++i) {
         const AdamStepArgs& s = steps[first + std::size_t(i)];
         consts_host_[3 * i] = s.learning_rate;
         consts_host_[3 * i + 1] = T(1.0 / (1.0 - std::pow(double(beta1), double(s.t))));
         consts_host_[3 * i + 2] = T(1.0 / (1.0 - std::pow(double(beta2), double(s.t))));
+        draw_index_host_[std::size_t(i)] = s.batch_index;
+        if (!s.draw) continue;
+        if (!sampler_)
+          throw std::logic_error("a step draws a batch but set_problem was not called");
+        if (s.n_interior != std::size_t(n_int_) || s.n_boundary != std::size_t(n_bnd_))
+          throw std::logic_error("a step draws a batch of another size than the current one");
+        const bool first_draw = std::find(draws.begin(), draws.end(), true) == draws.end();
+        if (!first_draw && s.seed != seed)
+          throw std::logic_error("the steps of one train_steps call draw with different seeds");
+        seed = s.seed;
+        draws[std::size_t(i)] = true;
       }
+      const bool any_draw = std::find(draws.begin(), draws.end(), true) != draws.end();
       halt_host_[0] = INT_MAX;
       halt_host_[1] = 0;
       CUDA_CHECK(cudaMemcpyAsync(consts_.data(), consts_host_.data(), 3 * k * sizeof(T),
                                  cudaMemcpyHostToDevice, stream_));
       CUDA_CHECK(cudaMemcpyAsync(halt_.data(), halt_host_.data(), 2 * sizeof(int),
                                  cudaMemcpyHostToDevice, stream_));
-      CUDA_CHECK(cudaGraphLaunch(graph_for(k, beta1, beta2, epsilon, stop_below), stream_));
+      if (any_draw)
+        CUDA_CHECK(cudaMemcpyAsync(draw_index_.data(), draw_index_host_.data(),
+                                   std::size_t(k) * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
+                                   stream_));
+      CUDA_CHECK(
+          cudaGraphLaunch(graph_for(draws, seed, beta1, beta2, epsilon, stop_below), stream_));
       CUDA_CHECK(cudaMemcpyAsync(losses_host_.data(), losses_.data(), 3 * k * sizeof(double),
                                  cudaMemcpyDeviceToHost, stream_));
       CUDA_CHECK(cudaMemcpyAsync(halt_host_.data(), halt_.data(), 2 * sizeof(int),
                                  cudaMemcpyDeviceToHost, stream_));
       CUDA_CHECK(cudaStreamSynchronize(stream_));
       const int done = halt_host_[0] == INT_MAX ? k : halt_host_[0] + 1;
+      if (any_draw && std::find(draws.begin(), draws.begin() + done, true) != draws.begin() + done)
+        device_drawn_ = true;
       for (int i = 0; i < done; ++i)
         losses.push_back(
             LossParts{losses_host_[3 * i], losses_host_[3 * i + 1], losses_host_[3 * i + 2]});
@@ -244,7 +307,49 @@ class CudaMlpBackend final : public MlpBackend<T> {
     cudaGraphExec_t exec = nullptr;
     T beta1 = 0, beta2 = 0, epsilon = 0;
     double stop_below = 0;
+    std::uint64_t seed = 0;
   };
+
+  // Sizes the batch's buffers (and the residuals, partials and scratch that follow from it) for
+  // n_interior + n_boundary points and plans the tiling; the graphs hold the buffers' addresses
+  // and the tiling, so they are recaptured when either changed.
+  void resize_batch(std::size_t n_interior, std::size_t n_boundary) {
+    const std::size_t d = std::size_t(net_.dim);
+    n_int_ = int(n_interior);
+    n_bnd_ = int(n_boundary);
+    const void* before[] = {x_int_.data(),    f_.data(),       x_bnd_.data(),
+                            p_.data(),        e_.data(),       b_.data(),
+                            partials_.data(), scratch_.data(), normals_.data()};
+    x_int_.resize(n_interior * d);
+    f_.resize(n_interior);
+    x_bnd_.resize(n_boundary * d);
+    p_.resize(n_boundary);
+    normals_.resize(n_boundary * d);
+    e_.resize(n_interior);
+    b_.resize(n_boundary);
+    const gpu::MlpTiling old = tiling_;
+    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true);
+    partials_.resize(std::size_t(tiling_.grid) * std::size_t(net_.n_params));
+    scratch_.resize(std::max<std::size_t>(1, tiling_.scratch_elements));
+    const void* after[] = {x_int_.data(),    f_.data(),       x_bnd_.data(),
+                           p_.data(),        e_.data(),       b_.data(),
+                           partials_.data(), scratch_.data(), normals_.data()};
+    if (std::memcmp(before, after, sizeof(before)) != 0 || old.grid != tiling_.grid ||
+        old.points != tiling_.points || old.tiles_interior != tiling_.tiles_interior ||
+        old.tiles_boundary != tiling_.tiles_boundary || old.variant != tiling_.variant ||
+        old.overlap != tiling_.overlap || old.overlap_reduce != tiling_.overlap_reduce)
+      clear_graphs();
+  }
+
+  // The sampler's two launches, interior then boundary (the same points as one launch over
+  // both: device_sampler.hpp), reading the batch number at `index` (device); with `halt`, they
+  // draw nothing once the chunk has stopped before `step`.
+  void enqueue_draw(const std::uint64_t* index, std::uint64_t seed, const int* halt, int step) {
+    sampler_->launch(stream_, index, seed, n_int_, 0, x_int_.data(), f_.data(), nullptr, halt,
+                     step);
+    sampler_->launch(stream_, index, seed, 0, n_bnd_, x_bnd_.data(), p_.data(), normals_.data(),
+                     halt, step);
+  }
 
   // θ from the host (pageable: the copy is staged before the call returns) and the Adam moments
   // zeroed, queued on the stream.
@@ -315,12 +420,15 @@ class CudaMlpBackend final : public MlpBackend<T> {
     return LossParts{losses_host_[0], losses_host_[1], losses_host_[2]};
   }
 
-  cudaGraphExec_t graph_for(int k, T beta1, T beta2, T epsilon, double stop_below) {
-    auto it = graphs_.find(k);
+  // The graph of a chunk of draws.size() steps, step i drawing first when draws[i].
+  cudaGraphExec_t graph_for(const std::vector<bool>& draws, std::uint64_t seed, T beta1, T beta2,
+                            T epsilon, double stop_below) {
+    const int k = int(draws.size());
+    auto it = graphs_.find(draws);
     if (it != graphs_.end()) {
       const Graph& g = it->second;
       if (g.beta1 == beta1 && g.beta2 == beta2 && g.epsilon == epsilon &&
-          g.stop_below == stop_below)
+          g.stop_below == stop_below && g.seed == seed)
         return g.exec;
       CUDA_CHECK(cudaGraphExecDestroy(g.exec));
       graphs_.erase(it);
@@ -338,6 +446,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     try {
       for (int i = 0; i < k; ++i) {
+        if (draws[std::size_t(i)]) enqueue_draw(draw_index_.data() + i, seed, halt_.data(), i);
         gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, i, halt_.data(), stop_below));
         gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
                                adam, halt_.data(), i, tiling_.overlap_reduce);
@@ -357,7 +466,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
     g.beta2 = beta2;
     g.epsilon = epsilon;
     g.stop_below = stop_below;
-    graphs_[k] = g;
+    g.seed = seed;
+    graphs_[draws] = g;
     return g.exec;
   }
 
@@ -401,7 +511,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   T penalty_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<T> theta_, grad_, m_, v_;
-  DeviceBuffer<T> x_int_, f_, x_bnd_, p_, e_, b_, partials_, scratch_;
+  DeviceBuffer<T> x_int_, f_, x_bnd_, p_, normals_, e_, b_, partials_, scratch_;
   DeviceBuffer<T> consts_;
   DeviceBuffer<double> losses_;
   DeviceBuffer<int> halt_;
@@ -411,9 +521,15 @@ class CudaMlpBackend final : public MlpBackend<T> {
   PinnedBuffer<double> losses_host_;
   PinnedBuffer<T> grad_host_;  // loss_and_gradient_at's read-back
   PinnedBuffer<int> halt_host_;
+  PinnedBuffer<std::uint64_t> draw_index_host_;  // the chunk's batch numbers, a step each
+  DeviceBuffer<std::uint64_t> batch_index_;      // draw_batch's batch number
+  DeviceBuffer<std::uint64_t> draw_index_;       // the graphs' batch numbers, a step each
+  std::unique_ptr<gpu::DeviceSampler> sampler_;  // set by set_problem
+  CollocationBatch host_batch_;                  // the batch set_batch was given
+  bool device_drawn_ = false;                    // the current batch was drawn on the device
   int n_int_ = 0, n_bnd_ = 0;
   gpu::MlpTiling tiling_;
-  std::map<int, Graph> graphs_;
+  std::map<std::vector<bool>, Graph> graphs_;  // by the steps that draw (their count: the size)
 };
 
 }  // namespace

@@ -27,8 +27,24 @@ MlpTrainer<T>::MlpTrainer(const Config& config, const Problem& problem, MlpBacke
     : config_(config), problem_(problem), backend_(backend) {}
 
 template <class T>
-void MlpTrainer<T>::draw_batch(PhaseTimes& times) {
+std::uint64_t MlpTrainer<T>::adam_batch_index(long cycle, int resample_every) {
+  return std::uint64_t(cycle / std::max(1, resample_every));
+}
+
+template <class T>
+std::uint64_t MlpTrainer<T>::lbfgs_batch_index(long adam_steps, int resample_every) {
+  return adam_steps > 0 ? adam_batch_index(adam_steps - 1, resample_every) + 1 : 1;
+}
+
+template <class T>
+void MlpTrainer<T>::draw_batch(PhaseTimes& times, std::uint64_t index) {
   auto t0 = Clock::now();
+  if (backend_.draws_batches()) {
+    backend_.draw_batch(config_.training.seed, index, std::size_t(config_.training.points_interior),
+                        std::size_t(config_.training.points_boundary));
+    times.sampling += since(t0);
+    return;
+  }
   problem_.sample(state_.rng, std::size_t(config_.training.points_interior),
                   std::size_t(config_.training.points_boundary), state_.batch);
   times.sampling += since(t0);
@@ -38,8 +54,14 @@ void MlpTrainer<T>::draw_batch(PhaseTimes& times) {
 }
 
 template <class T>
+CollocationBatch MlpTrainer<T>::batch() const {
+  return backend_.draws_batches() ? backend_.batch() : state_.batch;
+}
+
+template <class T>
 MlpTrainerState<T> MlpTrainer<T>::state() const {
   MlpTrainerState<T> s = state_;
+  if (backend_.draws_batches()) s.batch = backend_.batch();
   s.params = backend_.parameters();
   backend_.adam_moments(s.adam_m, s.adam_v);
   return s;
@@ -54,7 +76,7 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
   state_.rng.seed(config_.training.seed);
   state_.last_good.assign(initial.begin(), initial.end());
   backend_.set_parameters(state_.last_good);
-  draw_batch(out.times);
+  draw_batch(out.times, 0);
   const LossParts loss = backend_.residuals();
   state_.reference_loss = loss.loss;
   state_.seconds = since(start);
@@ -107,19 +129,34 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
   };
 
   // Steps run in chunks of at most steps_per_sync() (1 on the CPU: step by step), a chunk
-  // ending before the next batch draw and the next report, so that the checks below see every
-  // step's loss in order; time and interruption are checked once per chunk.
+  // ending before the next report, so that the checks below see every step's loss in order;
+  // time and interruption are checked once per chunk. A backend that draws batches draws them
+  // inside the chunk (in the CUDA graph); otherwise a chunk also ends before the next batch,
+  // which the host samples.
   const int per_sync = std::max(1, backend_.steps_per_sync());
+  const bool backend_draws = backend_.draws_batches();
+  const int every = tc.resample_every;
   std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
   std::vector<LossParts> losses;
   while (!out.diverged && !state_.in_lbfgs && cycle < tc.max_cycles) {
-    if (cycle > 0 && cycle % tc.resample_every == 0) draw_batch(out.times);
+    const bool draw_now = cycle > 0 && cycle % every == 0;
+    if (draw_now && !backend_draws) draw_batch(out.times, adam_batch_index(cycle, every));
     long k = std::min<long>(per_sync, tc.max_cycles - cycle);
-    k = std::min<long>(k, tc.resample_every - cycle % tc.resample_every);
+    if (!backend_draws) k = std::min<long>(k, every - cycle % every);
     k = std::min<long>(k, report_every - cycle % report_every);
     steps.clear();
-    for (long i = 0; i < k; ++i)
-      steps.push_back({T(adam_learning_rate(tc, cycle + i)), cycle + i + 1});
+    for (long i = 0; i < k; ++i) {
+      typename MlpBackend<T>::AdamStepArgs s{T(adam_learning_rate(tc, cycle + i)), cycle + i + 1};
+      const long c = cycle + i;
+      if (backend_draws && c > 0 && c % every == 0) {
+        s.draw = true;
+        s.seed = tc.seed;
+        s.batch_index = adam_batch_index(c, every);
+        s.n_interior = std::size_t(tc.points_interior);
+        s.n_boundary = std::size_t(tc.points_boundary);
+      }
+      steps.push_back(s);
+    }
     auto t0 = Clock::now();
     // The loss at the parameters before each step, on the current batch, drives stopping (as
     // gd_steps does for gdcg): it costs nothing extra, the gradient pass computes it.
@@ -222,7 +259,7 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock:
   } else {
     // L-BFGS builds its curvature pairs from differences of gradients: they only mean something
     // when every evaluation sees the same points, so the stage keeps one batch throughout.
-    draw_batch(out.times);
+    draw_batch(out.times, lbfgs_batch_index(state_.adam_steps, tc.resample_every));
     state_.in_lbfgs = true;
     const auto t0 = Clock::now();
     const std::vector<T> p0 = backend_.parameters();

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -82,10 +83,18 @@ class MlpTrainer {
   // The state after the last completed cycle (what a checkpoint stores).
   MlpTrainerState<T> state() const;
   // The last collocation batch (for collocation.vtp).
-  const CollocationBatch& batch() const { return state_.batch; }
+  CollocationBatch batch() const;
+
+  // Batch numbers, a function of the cycle alone (so a resumed run, on either backend, draws
+  // what the uninterrupted one would): 0 for the first batch, c / resample_every for the one
+  // drawn before Adam step c + 1, and one past the last Adam batch for the L-BFGS stage's.
+  static std::uint64_t adam_batch_index(long cycle, int resample_every);
+  static std::uint64_t lbfgs_batch_index(long adam_steps, int resample_every);
 
  private:
-  void draw_batch(PhaseTimes& times);
+  // A fresh batch: number `index` drawn by the backend when it draws batches, else sampled on
+  // the host from state_.rng and uploaded.
+  void draw_batch(PhaseTimes& times, std::uint64_t index);
   TrainOutcome run(TrainOutcome out, const MlpReportFn<T>& report, const StopFn& should_stop);
   // The L-BFGS stage, begun afresh or continued from state_.lbfgs (state_.in_lbfgs).
   void lbfgs_stage(TrainOutcome& out, double seconds_before,

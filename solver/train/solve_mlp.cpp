@@ -33,6 +33,12 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   std::unique_ptr<MlpBackend<T>> backend =
       backend_name == "cuda" ? make_cuda_mlp_backend<T>(mopt) : make_cpu_mlp_backend<T>(mopt);
   result.device = backend->device_name();
+  try {
+    backend->set_problem(problem);
+  } catch (const std::runtime_error& e) {
+    // Drawing batches on the device is an optimisation: without it the host samples them.
+    output.note(std::string("note: batches will be sampled on the host: ") + e.what());
+  }
 
   // A checkpoint is read before anything is written, so a bad one costs nothing.
   Checkpoint<MlpTrainerState<T>> resumed;

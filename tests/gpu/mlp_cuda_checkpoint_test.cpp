@@ -1,7 +1,8 @@
 // The MLP's checkpoint on the CUDA backend: its Adam moments read back and restored against the
 // CPU reference, and a run interrupted in the Adam stage, at its end and inside the L-BFGS stage
 // resumed to the same bits as the run never stopped (on the device the stop comes after a chunk
-// of steps, so the resumed run's chunks fall differently: the steps must not care).
+// of steps, so the resumed run's chunks fall differently: the steps must not care), also with
+// the batches drawn on the device every few steps.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -75,14 +76,31 @@ std::vector<std::string> small_run(const std::string& precision) {
 TYPED_TEST(CudaMlpCheckpoint, ResumesBitIdenticallyInBothStages) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
   const std::string precision = sizeof(TypeParam) == sizeof(double) ? "double" : "float";
-  // The Adam stage polls after each chunk, and chunks end at reports and draws: at cycles 50,
-  // 70, 100, 140, 150, 200. Stopped at the third poll (cycle 100), the sixth (200, the end of
-  // the Adam steps) and the 21st (cycle 215, inside the L-BFGS stage, which polls every cycle).
-  for (long polls : {2, 5, 20}) {
+  // The batches are drawn on the device inside the chunks, so the Adam stage polls at its
+  // reports only: cycles 50, 100, 150, 200. Stopped at the second poll (cycle 100, after the
+  // draw at 70), the fourth (200, the end of the Adam steps) and the 21st (cycle 217, inside
+  // the L-BFGS stage, which polls every cycle).
+  for (long polls : {1, 3, 20}) {
     SCOPED_TRACE(polls);
     test_runs::check_resume_matches("poisson2d_seed_mlp",
                                     "cuda_" + precision + "_" + std::to_string(polls),
                                     small_run(precision), polls, "cuda");
+  }
+}
+
+// A fresh batch every 3 steps, drawn inside the graphs: stopped at the second poll (cycle 100,
+// the chunk's draws at 51, 54, …, 99 done) and at the end of the Adam steps.
+TYPED_TEST(CudaMlpCheckpoint, ResumesBitIdenticallyWithAFreshBatchEveryFewSteps) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  const std::string precision = sizeof(TypeParam) == sizeof(double) ? "double" : "float";
+  std::vector<std::string> o = small_run(precision);
+  o.push_back("training.points.resample_every=3");
+  o.push_back("training.lbfgs.iterations=10");
+  for (long polls : {1, 3}) {
+    SCOPED_TRACE(polls);
+    test_runs::check_resume_matches("poisson2d_seed_mlp",
+                                    "cuda_every3_" + precision + "_" + std::to_string(polls), o,
+                                    polls, "cuda");
   }
 }
 
