@@ -61,6 +61,10 @@ class PinnedBuffer {
 
 // Steps one graph holds at most; longer requests run as several graphs.
 constexpr int kMaxGraphSteps = 1000;
+// Graphs kept (by chunk shape: length and the steps that draw), the least recently used dropped
+// beyond: chunk shapes repeat with the reports and the draws, but a resample_every prime to
+// report_every could otherwise make one per chunk forever.
+constexpr std::size_t kMaxCachedGraphs = 8;
 
 template <class T>
 class CudaMlpBackend final : public MlpBackend<T> {
@@ -308,6 +312,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     T beta1 = 0, beta2 = 0, epsilon = 0;
     double stop_below = 0;
     std::uint64_t seed = 0;
+    unsigned long long last_used = 0;  // graph_for's call count when last returned
   };
 
   // Sizes the batch's buffers (and the residuals, partials and scratch that follow from it) for
@@ -424,14 +429,24 @@ class CudaMlpBackend final : public MlpBackend<T> {
   cudaGraphExec_t graph_for(const std::vector<bool>& draws, std::uint64_t seed, T beta1, T beta2,
                             T epsilon, double stop_below) {
     const int k = int(draws.size());
+    ++graph_calls_;
     auto it = graphs_.find(draws);
     if (it != graphs_.end()) {
-      const Graph& g = it->second;
+      Graph& g = it->second;
       if (g.beta1 == beta1 && g.beta2 == beta2 && g.epsilon == epsilon &&
-          g.stop_below == stop_below && g.seed == seed)
+          g.stop_below == stop_below && g.seed == seed) {
+        g.last_used = graph_calls_;
         return g.exec;
+      }
       CUDA_CHECK(cudaGraphExecDestroy(g.exec));
       graphs_.erase(it);
+    }
+    if (graphs_.size() >= kMaxCachedGraphs) {
+      auto oldest = std::min_element(
+          graphs_.begin(), graphs_.end(),
+          [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
+      CUDA_CHECK(cudaGraphExecDestroy(oldest->second.exec));
+      graphs_.erase(oldest);
     }
     gpu::MlpAdamArgs<T> adam;
     adam.enabled = true;
@@ -467,6 +482,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     g.epsilon = epsilon;
     g.stop_below = stop_below;
     g.seed = seed;
+    g.last_used = graph_calls_;
     graphs_[draws] = g;
     return g.exec;
   }
@@ -530,6 +546,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   int n_int_ = 0, n_bnd_ = 0;
   gpu::MlpTiling tiling_;
   std::map<std::vector<bool>, Graph> graphs_;  // by the steps that draw (their count: the size)
+  unsigned long long graph_calls_ = 0;
 };
 
 }  // namespace

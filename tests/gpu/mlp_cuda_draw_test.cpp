@@ -6,6 +6,7 @@
 // in mlp_cuda_checkpoint_test.cpp.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,6 +130,52 @@ TYPED_TEST(CudaMlpDraws, GraphDrawsMatchSingleSteps) {
   graph->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_graph);
   fresh->draw_batch(9, 18, 201, 53);
   expect_same_batch(graph->batch(), fresh->batch());
+}
+
+// More chunk shapes than the backend keeps graphs for (8): chunks of 1 to 12 steps, drawing at
+// their second step, then the first shapes again (recaptured after their eviction); the same
+// bits as single steps throughout.
+TYPED_TEST(CudaMlpDraws, ManyChunkShapesStayExact) {
+  using T = TypeParam;
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  const Problem problem = shipped_problem("poisson2d_seed");
+  MlpShape shape;
+  shape.hidden = {12, 12};
+  const std::vector<double> t0 = random_mlp_parameters(shape, 6);
+  const std::vector<T> theta(t0.begin(), t0.end());
+  auto chunked = drawing_mlp<T>(problem, shape);
+  auto single = drawing_mlp<T>(problem, shape);
+  for (MlpBackend<T>* be : {chunked.get(), single.get()}) {
+    be->set_parameters(theta);
+    be->draw_batch(4, 0, 100, 30);
+  }
+  long t = 0;
+  std::uint64_t index = 0;
+  std::vector<LossParts> l_chunked, l_single;
+  for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1, 2, 3}) {
+    std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
+    for (int i = 0; i < k; ++i) {
+      typename MlpBackend<T>::AdamStepArgs s{T(1e-3), ++t};
+      s.draw = i == 1;
+      s.seed = 4;
+      s.batch_index = ++index;
+      s.n_interior = 100;
+      s.n_boundary = 30;
+      steps.push_back(s);
+    }
+    chunked->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_chunked);
+    for (auto s : steps) {
+      if (s.draw) single->draw_batch(s.seed, s.batch_index, s.n_interior, s.n_boundary);
+      s.draw = false;
+      single->train_steps({s}, T(0.9), T(0.999), T(1e-8), 0.0, l_single);
+    }
+  }
+  ASSERT_EQ(l_chunked.size(), std::size_t(t));
+  ASSERT_EQ(l_single.size(), std::size_t(t));
+  for (std::size_t i = 0; i < l_chunked.size(); ++i)
+    EXPECT_TRUE(bitwise_equal(l_chunked[i].loss, l_single[i].loss)) << i;
+  EXPECT_TRUE(bitwise_equal(chunked->parameters(), single->parameters()));
+  expect_same_batch(chunked->batch(), single->batch());
 }
 
 // A chunk that stops at its first step (every loss is below stop_below) draws nothing after it:
