@@ -37,6 +37,11 @@ using namespace rbfpde;
 
 constexpr int kSteps = 200, kRepeats = 7;
 
+// The header of the tables with a variant or tile size forced (bench's rows).
+constexpr const char* kForcedHeader =
+    "| precision | points N + K | it/s | it/s (sync per step) | TFLOP/s | variant / tile / grid | "
+    "loss |\n|---|---|---|---|---|---|---|\n";
+
 Problem seed_problem() {
   ProblemSpec spec;
   spec.dim = 2;
@@ -133,11 +138,8 @@ void draws(const char* precision, const Problem& problem, int n_int, int n_bnd) 
     return iterations_per_second([&] {
       for (auto& s : steps) {
         s = {T(1e-3), ++t};
-        s.draw = draw;
-        s.seed = 1;
-        s.batch_index = ++index;
-        s.n_interior = std::size_t(n_int);
-        s.n_boundary = std::size_t(n_bnd);
+        ++index;
+        if (draw) s.drawing(1, index, std::size_t(n_int), std::size_t(n_bnd));
       }
       losses.clear();
       backend->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, losses);
@@ -320,9 +322,7 @@ int main(int argc, char** argv) {
     // The tiled kernels' tile size (mlp_kernels.cu's plan_mlp_tiling): float on variant 1 and
     // double on variant 2, each size forced (RBFPDE_MLP_TILE_POINTS: at most that many points),
     // then the planner's choice, at small batches.
-    std::printf(
-        "| precision | points N + K | it/s | it/s (sync per step) | TFLOP/s | variant / "
-        "tile / grid | loss |\n|---|---|---|---|---|---|---|\n");
+    std::printf("%s", kForcedHeader);
     for (auto [n, k] : {std::pair{300, 30}, std::pair{1200, 120}, std::pair{2048, 128}}) {
       for (const char* p : {"16", "12", "10", "8", "6", "5", "4", "3", "2", "1", ""}) {
         if (p[0])
@@ -354,9 +354,7 @@ int main(int argc, char** argv) {
     // Batch sizes around the planner's switch to variant 4 (kPtDefaultTilesPerSm in
     // mlp_point_kernel.cu): variant 4 against the tiled kernel the planner takes below it (1 in
     // float, 2 in double), each forced, then the default.
-    std::printf(
-        "| precision | points N + K | it/s | it/s (sync per step) | TFLOP/s | variant / "
-        "tile / grid | loss |\n|---|---|---|---|---|---|---|\n");
+    std::printf("%s", kForcedHeader);
     for (auto [n, k] : {std::pair{2048, 128}, std::pair{4096, 256}, std::pair{6144, 384},
                         std::pair{8192, 512}, std::pair{12288, 768}}) {
       for (const char* v : {"4", "tiled", "default"}) {

@@ -147,6 +147,16 @@ class MlpBackend {
     bool draw = false;  // a fresh batch before this step: batch_index of the sequence for seed
     std::uint64_t seed = 0, batch_index = 0;
     std::size_t n_interior = 0, n_boundary = 0;
+    // This step draws batch `index` of `seed`'s sequence, of n_interior + n_boundary points.
+    AdamStepArgs& drawing(std::uint64_t seed_, std::uint64_t index, std::size_t n_interior_,
+                          std::size_t n_boundary_) {
+      draw = true;
+      seed = seed_;
+      batch_index = index;
+      n_interior = n_interior_;
+      n_boundary = n_boundary_;
+      return *this;
+    }
   };
   virtual void train_steps(const std::vector<AdamStepArgs>& steps, T beta1, T beta2, T epsilon,
                            double stop_below, std::vector<LossParts>& losses) {

@@ -261,6 +261,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
       // Which steps draw (part of the graph's shape), with one seed for the chunk.
       std::vector<bool> draws(std::size_t(k), false);
       std::uint64_t seed = 0;
+      int first_draw = -1;
       for (int i = 0; i < k; ++i) {
         const AdamStepArgs& s = steps[first + std::size_t(i)];
         consts_host_[3 * i] = s.learning_rate;
@@ -272,20 +273,19 @@ class CudaMlpBackend final : public MlpBackend<T> {
           throw std::logic_error("a step draws a batch but set_problem was not called");
         if (s.n_interior != std::size_t(n_int_) || s.n_boundary != std::size_t(n_bnd_))
           throw std::logic_error("a step draws a batch of another size than the current one");
-        const bool first_draw = std::find(draws.begin(), draws.end(), true) == draws.end();
-        if (!first_draw && s.seed != seed)
+        if (first_draw >= 0 && s.seed != seed)
           throw std::logic_error("the steps of one train_steps call draw with different seeds");
+        if (first_draw < 0) first_draw = i;
         seed = s.seed;
         draws[std::size_t(i)] = true;
       }
-      const bool any_draw = std::find(draws.begin(), draws.end(), true) != draws.end();
       halt_host_[0] = INT_MAX;
       halt_host_[1] = 0;
       CUDA_CHECK(cudaMemcpyAsync(consts_.data(), consts_host_.data(), 3 * k * sizeof(T),
                                  cudaMemcpyHostToDevice, stream_));
       CUDA_CHECK(cudaMemcpyAsync(halt_.data(), halt_host_.data(), 2 * sizeof(int),
                                  cudaMemcpyHostToDevice, stream_));
-      if (any_draw)
+      if (first_draw >= 0)
         CUDA_CHECK(cudaMemcpyAsync(draw_index_.data(), draw_index_host_.data(),
                                    std::size_t(k) * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
                                    stream_));
@@ -297,8 +297,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
                                  cudaMemcpyDeviceToHost, stream_));
       CUDA_CHECK(cudaStreamSynchronize(stream_));
       const int done = halt_host_[0] == INT_MAX ? k : halt_host_[0] + 1;
-      if (any_draw && std::find(draws.begin(), draws.begin() + done, true) != draws.begin() + done)
-        device_drawn_ = true;
+      if (first_draw >= 0 && first_draw < done) device_drawn_ = true;
       for (int i = 0; i < done; ++i)
         losses.push_back(
             LossParts{losses_host_[3 * i], losses_host_[3 * i + 1], losses_host_[3 * i + 2]});
@@ -317,8 +316,11 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
   // Sizes the batch's buffers (and the residuals, partials and scratch that follow from it) for
   // n_interior + n_boundary points and plans the tiling; the graphs hold the buffers' addresses
-  // and the tiling, so they are recaptured when either changed.
+  // and the tiling, so they are recaptured when either changed. Nothing to do for the sizes
+  // already planned (a trainer redraws batches of one size).
   void resize_batch(std::size_t n_interior, std::size_t n_boundary) {
+    if (planned_ && n_interior == std::size_t(n_int_) && n_boundary == std::size_t(n_bnd_)) return;
+    planned_ = true;
     const std::size_t d = std::size_t(net_.dim);
     n_int_ = int(n_interior);
     n_bnd_ = int(n_boundary);
@@ -544,6 +546,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   CollocationBatch host_batch_;                  // the batch set_batch was given
   bool device_drawn_ = false;                    // the current batch was drawn on the device
   int n_int_ = 0, n_bnd_ = 0;
+  bool planned_ = false;  // tiling_ and the batch buffers are sized for n_int_ + n_bnd_
   gpu::MlpTiling tiling_;
   std::map<std::vector<bool>, Graph> graphs_;  // by the steps that draw (their count: the size)
   unsigned long long graph_calls_ = 0;

@@ -138,23 +138,19 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
   const int every = tc.resample_every;
   std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
   std::vector<LossParts> losses;
+  const auto fresh_batch_at = [every](long c) { return c > 0 && c % every == 0; };
   while (!out.diverged && !state_.in_lbfgs && cycle < tc.max_cycles) {
-    const bool draw_now = cycle > 0 && cycle % every == 0;
-    if (draw_now && !backend_draws) draw_batch(out.times, adam_batch_index(cycle, every));
+    if (!backend_draws && fresh_batch_at(cycle))
+      draw_batch(out.times, adam_batch_index(cycle, every));
     long k = std::min<long>(per_sync, tc.max_cycles - cycle);
     if (!backend_draws) k = std::min<long>(k, every - cycle % every);
     k = std::min<long>(k, report_every - cycle % report_every);
     steps.clear();
-    for (long i = 0; i < k; ++i) {
-      typename MlpBackend<T>::AdamStepArgs s{T(adam_learning_rate(tc, cycle + i)), cycle + i + 1};
-      const long c = cycle + i;
-      if (backend_draws && c > 0 && c % every == 0) {
-        s.draw = true;
-        s.seed = tc.seed;
-        s.batch_index = adam_batch_index(c, every);
-        s.n_interior = std::size_t(tc.points_interior);
-        s.n_boundary = std::size_t(tc.points_boundary);
-      }
+    for (long c = cycle; c < cycle + k; ++c) {
+      typename MlpBackend<T>::AdamStepArgs s{T(adam_learning_rate(tc, c)), c + 1};
+      if (backend_draws && fresh_batch_at(c))
+        s.drawing(tc.seed, adam_batch_index(c, every), std::size_t(tc.points_interior),
+                  std::size_t(tc.points_boundary));
       steps.push_back(s);
     }
     auto t0 = Clock::now();

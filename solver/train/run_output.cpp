@@ -65,21 +65,27 @@ RunOutput::RunOutput(const Config& config, const Problem& problem, const SolveOp
   }
 }
 
+namespace {
+
+// output.directory cannot be created (or written into), and why: the config's error.
+[[noreturn]] void output_directory_error(const Config& config, const std::string& why) {
+  throw InputError(config.output.directory_loc, "output.directory",
+                   "cannot create the directory \"" + config.output.directory + "\": " + why);
+}
+
+}  // namespace
+
 void check_output_directory(const Config& config) {
-  const fs::path dir = config.output.directory;
-  const auto fail = [&](const std::string& why) {
-    throw InputError(config.output.directory_loc, "output.directory",
-                     "cannot create the directory \"" + dir.string() + "\": " + why);
-  };
   // The nearest part of the path that exists (the working directory for a relative path).
   std::error_code ec;
-  fs::path existing = dir;
+  fs::path existing = config.output.directory;
   while (!existing.empty() && !fs::exists(existing, ec)) existing = existing.parent_path();
   const fs::path shown = existing;
   if (existing.empty()) existing = ".";
-  if (!fs::is_directory(existing, ec)) fail("\"" + shown.string() + "\" is not a directory");
+  if (!fs::is_directory(existing, ec))
+    output_directory_error(config, "\"" + shown.string() + "\" is not a directory");
   if (::access(existing.c_str(), W_OK | X_OK) != 0)
-    fail("\"" + existing.string() + "\": " + std::strerror(errno));
+    output_directory_error(config, "\"" + existing.string() + "\": " + std::strerror(errno));
 }
 
 void RunOutput::create_directory() const {
@@ -87,9 +93,7 @@ void RunOutput::create_directory() const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (!ec && !fs::is_directory(dir_, ec)) ec = std::make_error_code(std::errc::not_a_directory);
-  if (ec)
-    throw InputError(config_.output.directory_loc, "output.directory",
-                     "cannot create the directory \"" + dir_.string() + "\": " + ec.message());
+  if (ec) output_directory_error(config_, ec.message());
 }
 
 void RunOutput::note(const std::string& text) const {

@@ -50,6 +50,38 @@ void expect_same_batch(const CollocationBatch& a, const CollocationBatch& b) {
   EXPECT_TRUE(bitwise_equal(a.normals, b.normals));
 }
 
+template <class T>
+using StepArgs = typename MlpBackend<T>::AdamStepArgs;
+
+// A drawing backend per entry of `backends`, each holding the parameters of random_mlp_parameters
+// (shape, params_seed) rounded to T and batch 0 of `seed` drawn, n_int + n_bnd points.
+template <class T>
+std::vector<std::unique_ptr<MlpBackend<T>>> started(const Problem& problem, const MlpShape& shape,
+                                                    int backends, unsigned long long params_seed,
+                                                    std::uint64_t seed, std::size_t n_int,
+                                                    std::size_t n_bnd) {
+  const std::vector<double> t0 = random_mlp_parameters(shape, params_seed);
+  const std::vector<T> theta(t0.begin(), t0.end());
+  std::vector<std::unique_ptr<MlpBackend<T>>> out;
+  for (int i = 0; i < backends; ++i) {
+    out.push_back(drawing_mlp<T>(problem, shape));
+    out.back()->set_parameters(theta);
+    out.back()->draw_batch(seed, 0, n_int, n_bnd);
+  }
+  return out;
+}
+
+// `steps` one at a time, each draw done by draw_batch before its step (outside any graph).
+template <class T>
+void run_singly(MlpBackend<T>& be, const std::vector<StepArgs<T>>& steps,
+                std::vector<LossParts>& losses) {
+  for (StepArgs<T> s : steps) {
+    if (s.draw) be.draw_batch(s.seed, s.batch_index, s.n_interior, s.n_boundary);
+    s.draw = false;
+    be.train_steps({s}, T(0.9), T(0.999), T(1e-8), 0.0, losses);
+  }
+}
+
 TYPED_TEST(CudaMlpDraws, SameBatchAsTheRbfBackend) {
   using T = TypeParam;
   RBFPDE_REQUIRE_CUDA_DEVICE();
@@ -84,52 +116,35 @@ TYPED_TEST(CudaMlpDraws, GraphDrawsMatchSingleSteps) {
   const Problem problem = shipped_problem("poisson2d_seed");
   MlpShape shape;
   shape.hidden = {37, 29};
-  const std::vector<T> theta = [&] {
-    const std::vector<double> t = random_mlp_parameters(shape, 3);
-    return std::vector<T>(t.begin(), t.end());
-  }();
-  auto graph = drawing_mlp<T>(problem, shape);
-  auto single = drawing_mlp<T>(problem, shape);
-  for (MlpBackend<T>* be : {graph.get(), single.get()}) {
-    be->set_parameters(theta);
-    be->draw_batch(9, 0, 201, 53);
-  }
-  std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
+  auto backends = started<T>(problem, shape, 2, 3, 9, 201, 53);
+  MlpBackend<T>& graph = *backends[0];
+  MlpBackend<T>& single = *backends[1];
+  std::vector<StepArgs<T>> steps;
   for (long t = 1; t <= 7; ++t) {
-    typename MlpBackend<T>::AdamStepArgs s{T(2e-3), t};
-    if (t == 2 || t == 3 || t == 6) {
-      s.draw = true;
-      s.seed = 9;
-      s.batch_index = std::uint64_t(t + 2);
-      s.n_interior = 201;
-      s.n_boundary = 53;
-    }
+    StepArgs<T> s{T(2e-3), t};
+    if (t == 2 || t == 3 || t == 6) s.drawing(9, std::uint64_t(t + 2), 201, 53);
     steps.push_back(s);
   }
   std::vector<LossParts> l_graph, l_single;
-  graph->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_graph);
-  for (auto s : steps) {
-    if (s.draw) single->draw_batch(s.seed, s.batch_index, s.n_interior, s.n_boundary);
-    s.draw = false;
-    single->train_steps({s}, T(0.9), T(0.999), T(1e-8), 0.0, l_single);
-  }
+  graph.train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_graph);
+  run_singly(single, steps, l_single);
   ASSERT_EQ(l_graph.size(), steps.size());
   ASSERT_EQ(l_single.size(), steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i)
     EXPECT_TRUE(bitwise_equal(l_graph[i].loss, l_single[i].loss)) << i;
   // The fresh batches changed the losses' course: step 2's loss is on batch 4, not batch 0.
   EXPECT_NE(l_graph[1].loss, l_graph[0].loss);
-  EXPECT_TRUE(bitwise_equal(graph->parameters(), single->parameters()));
-  expect_same_batch(graph->batch(), single->batch());
+  EXPECT_TRUE(bitwise_equal(graph.parameters(), single.parameters()));
+  expect_same_batch(graph.batch(), single.batch());
   auto fresh = drawing_mlp<T>(problem, shape);
   fresh->draw_batch(9, 8, 201, 53);
-  expect_same_batch(graph->batch(), fresh->batch());
+  expect_same_batch(graph.batch(), fresh->batch());
   // The graph is kept: the same call again runs it with the new batch numbers.
   for (auto& s : steps) s.batch_index += 10;
   l_graph.clear();
-  graph->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_graph);
+  graph.train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_graph);
   fresh->draw_batch(9, 18, 201, 53);
-  expect_same_batch(graph->batch(), fresh->batch());
+  expect_same_batch(graph.batch(), fresh->batch());
 }
 
 // More chunk shapes than the backend keeps graphs for (8): chunks of 1 to 12 steps, drawing at
@@ -141,41 +156,29 @@ TYPED_TEST(CudaMlpDraws, ManyChunkShapesStayExact) {
   const Problem problem = shipped_problem("poisson2d_seed");
   MlpShape shape;
   shape.hidden = {12, 12};
-  const std::vector<double> t0 = random_mlp_parameters(shape, 6);
-  const std::vector<T> theta(t0.begin(), t0.end());
-  auto chunked = drawing_mlp<T>(problem, shape);
-  auto single = drawing_mlp<T>(problem, shape);
-  for (MlpBackend<T>* be : {chunked.get(), single.get()}) {
-    be->set_parameters(theta);
-    be->draw_batch(4, 0, 100, 30);
-  }
+  auto backends = started<T>(problem, shape, 2, 6, 4, 100, 30);
+  MlpBackend<T>& chunked = *backends[0];
+  MlpBackend<T>& single = *backends[1];
   long t = 0;
   std::uint64_t index = 0;
   std::vector<LossParts> l_chunked, l_single;
   for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1, 2, 3}) {
-    std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
+    std::vector<StepArgs<T>> steps;
     for (int i = 0; i < k; ++i) {
-      typename MlpBackend<T>::AdamStepArgs s{T(1e-3), ++t};
-      s.draw = i == 1;
-      s.seed = 4;
-      s.batch_index = ++index;
-      s.n_interior = 100;
-      s.n_boundary = 30;
+      StepArgs<T> s{T(1e-3), ++t};
+      ++index;
+      if (i == 1) s.drawing(4, index, 100, 30);
       steps.push_back(s);
     }
-    chunked->train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_chunked);
-    for (auto s : steps) {
-      if (s.draw) single->draw_batch(s.seed, s.batch_index, s.n_interior, s.n_boundary);
-      s.draw = false;
-      single->train_steps({s}, T(0.9), T(0.999), T(1e-8), 0.0, l_single);
-    }
+    chunked.train_steps(steps, T(0.9), T(0.999), T(1e-8), 0.0, l_chunked);
+    run_singly(single, steps, l_single);
   }
   ASSERT_EQ(l_chunked.size(), std::size_t(t));
   ASSERT_EQ(l_single.size(), std::size_t(t));
   for (std::size_t i = 0; i < l_chunked.size(); ++i)
     EXPECT_TRUE(bitwise_equal(l_chunked[i].loss, l_single[i].loss)) << i;
-  EXPECT_TRUE(bitwise_equal(chunked->parameters(), single->parameters()));
-  expect_same_batch(chunked->batch(), single->batch());
+  EXPECT_TRUE(bitwise_equal(chunked.parameters(), single.parameters()));
+  expect_same_batch(chunked.batch(), single.batch());
 }
 
 // A chunk that stops at its first step (every loss is below stop_below) draws nothing after it:
@@ -186,32 +189,25 @@ TYPED_TEST(CudaMlpDraws, AStoppedChunkKeepsTheBatchOfItsLastStep) {
   const Problem problem = shipped_problem("poisson2d_seed");
   MlpShape shape;
   shape.hidden = {12, 12};
-  const std::vector<double> t0 = random_mlp_parameters(shape, 5);
-  const std::vector<T> theta(t0.begin(), t0.end());
-  auto be = drawing_mlp<T>(problem, shape);
+  auto backends = started<T>(problem, shape, 1, 5, 9, 150, 40);
+  MlpBackend<T>& be = *backends[0];
   auto fresh = drawing_mlp<T>(problem, shape);
-  be->set_parameters(theta);
-  be->draw_batch(9, 0, 150, 40);
-  const CollocationBatch b0 = be->batch();
+  const CollocationBatch b0 = be.batch();
   auto step = [](long t, bool draw, std::uint64_t index) {
-    typename MlpBackend<T>::AdamStepArgs s{T(1e-3), t};
-    s.draw = draw;
-    s.seed = 9;
-    s.batch_index = index;
-    s.n_interior = 150;
-    s.n_boundary = 40;
+    StepArgs<T> s{T(1e-3), t};
+    if (draw) s.drawing(9, index, 150, 40);
     return s;
   };
   std::vector<LossParts> losses;
-  be->train_steps({step(1, false, 0), step(2, true, 3), step(3, true, 4)}, T(0.9), T(0.999),
-                  T(1e-8), 1e300, losses);
+  be.train_steps({step(1, false, 0), step(2, true, 3), step(3, true, 4)}, T(0.9), T(0.999), T(1e-8),
+                 1e300, losses);
   ASSERT_EQ(losses.size(), 1u);
-  expect_same_batch(be->batch(), b0);
+  expect_same_batch(be.batch(), b0);
   losses.clear();
-  be->train_steps({step(2, true, 3), step(3, true, 4)}, T(0.9), T(0.999), T(1e-8), 1e300, losses);
+  be.train_steps({step(2, true, 3), step(3, true, 4)}, T(0.9), T(0.999), T(1e-8), 1e300, losses);
   ASSERT_EQ(losses.size(), 1u);
   fresh->draw_batch(9, 3, 150, 40);
-  expect_same_batch(be->batch(), fresh->batch());
+  expect_same_batch(be.batch(), fresh->batch());
 }
 
 }  // namespace
