@@ -1,7 +1,7 @@
-// The operations the MLP trainer needs (DESIGN.md §3), at the granularity of fused steps, in the
-// style of RbfBackend: a backend owns the network's parameters, the Adam moments and the current
-// collocation batch (on the device for CUDA); the host sees them only through parameters(),
-// gradient(), residual_vectors() and evaluate().
+// The operations the MLP trainer needs (docs/mathematics.md, "The MLP"), at the granularity of
+// fused steps, in the style of RbfBackend: a backend owns the network's parameters, the Adam
+// moments and the current collocation batch (on the device for CUDA); the host sees them only
+// through parameters(), gradient(), residual_vectors() and evaluate().
 //
 // Network: sizes n_0 = d → n_1 … n_L → 1 (hidden widths from the config), h_0 = x' (x mapped
 // onto [−1, 1]^d, see MlpOptions),

@@ -1,6 +1,7 @@
-// The MLP's activations and their first three derivatives (DESIGN.md §3), written once for both
-// backends. The forward pass needs σ, σ', σ'' (value, gradient and Laplacian streams); the
-// backward pass through the Laplacian stream Δh' = σ''(z)·S + σ'(z)·C needs σ''' as well.
+// The MLP's activations and their first three derivatives (docs/mathematics.md, "The MLP"),
+// written once for both backends. The forward pass needs σ, σ', σ'' (value, gradient and
+// Laplacian streams); the backward pass through the Laplacian stream Δh' = σ''(z)·S + σ'(z)·C
+// needs σ''' as well.
 //   tanh:    s = tanh z, s' = 1 − s², s'' = −2 s s', s''' = −2 (s'² + s s'')
 //   sin:     s = sin z,  s' = cos z,  s'' = −sin z,  s''' = −cos z
 //   sigmoid: s = 1/(1 + e^−z), s' = s(1 − s), s'' = s'(1 − 2s), s''' = s''(1 − 2s) − 2 s'²

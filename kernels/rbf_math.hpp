@@ -1,4 +1,4 @@
-// The Gaussian neuron and its derivatives (DESIGN.md §2), written once for both backends.
+// The Gaussian neuron and its derivatives (docs/mathematics.md), written once for both backends.
 //   φ = exp(−r²/a²), r² = |x − c|², g = 4r²/a⁴ − 2d/a², Δφ = φ·g
 //   ∂φ/∂c = 2(x − c)/a² · φ              ∂φ/∂a = 2r²/a³ · φ
 //   ∂Δφ/∂c = 2(x − c)/a² · φ · (g − 4/a²)  ∂Δφ/∂a = φ · (2r²/a³ · g − 16r²/a⁵ + 4d/a³)

@@ -1,5 +1,6 @@
 // Errors that reach the user. Each carries what the CLI needs to print one readable line and
-// choose the exit code (DESIGN.md §4): InputError → 2, DivergenceError → 3, anything else → 1.
+// choose the exit code (docs/outputs.md, "Exit codes"): InputError → 2, DivergenceError → 3,
+// anything else → 1.
 #pragma once
 
 #include <stdexcept>
@@ -36,7 +37,8 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
-// Training produced NaN/Inf or an exploding loss.
+// Training produced NaN/Inf or an exploding loss. The trainers report divergence in their
+// TrainOutcome instead of throwing it; the CLI exits with 3 for either.
 class DivergenceError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -1,5 +1,5 @@
-// The seed problem (DESIGN.md §1) as a ProblemSpec, for tests and benchmarks that need it
-// without a config file: Ω = [0,1]², Δu = sin(πx)sin(πy), u = 0 on ∂Ω,
+// The seed problem (configs/poisson2d_seed.yaml) as a ProblemSpec, for tests and benchmarks that
+// need it without a config file: Ω = [0,1]², Δu = sin(πx)sin(πy), u = 0 on ∂Ω,
 // exact u = −sin(πx)sin(πy)/(2π²).
 #pragma once
 

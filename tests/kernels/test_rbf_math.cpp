@@ -1,4 +1,5 @@
-// Every formula of DESIGN.md §2 against central finite differences, in 2D and 3D.
+// The Gaussian's derivatives (kernels/rbf_math.hpp; docs/mathematics.md) against central finite
+// differences, in 2D and 3D.
 #include <gtest/gtest.h>
 
 #include <cmath>

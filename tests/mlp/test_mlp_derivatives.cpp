@@ -1,6 +1,7 @@
 // The MLP's derivative streams and its hand-written backward pass against finite differences
-// (DESIGN.md §3): ∇u and Δu against differences of u in x, ∂I/∂θ against central differences
-// of the loss in every parameter, and the activations' derivatives against their own.
+// (docs/mathematics.md, "The MLP"): ∇u and Δu against differences of u in x, ∂I/∂θ against
+// central differences of the loss in every parameter, and the activations' derivatives against
+// their own.
 #include <gtest/gtest.h>
 
 #include <algorithm>
