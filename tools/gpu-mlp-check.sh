@@ -6,18 +6,16 @@
 # Used through the device tool:  run(command="bash tools/gpu-mlp-check.sh", carry=[".mu"])
 # (logs grouped by step prefix: device, configure, build, tests, bench, jax, solve, sanitizers).
 # STEPS selects steps (default: all): any of tests baseline bench draws crossover tiles pdl
-# timeline jax jaxhighest solve adam memcheck racecheck (draws: bench_gpu_mlp draws, a fresh
+# jax jaxhighest solve adam memcheck racecheck (draws: bench_gpu_mlp draws, a fresh
 # batch every step drawn on the device against one sampled on the host; adam: the seed MLP
 # with Adam alone under longer schedules, ADAM_RUNS overriding the list of runs,
 # ';'-separated; baseline: when BASELINE names another build's bench_gpu_mlp, or an .xz of one,
 # `bench_gpu_mlp quick` of it and of this build, alternating, twice: versions compared in one
-# call; crossover: bench_gpu_mlp crossover, variant 4 against the
-# tiled kernels by batch size; tiles: the tiled kernels' tile sizes; pdl: quick with and without
-# the programmatic dependent launch (RBFPDE_MLP_PDL=0);
+# call; crossover: bench_gpu_mlp crossover, the point kernel against the
+# tiled kernel by batch size; tiles: the tiled kernel's tile sizes; pdl: `bench_gpu_mlp quick`
+# and `bench_gpu_mlp nopdl` (without the programmatic dependent launch), alternating;
 # jaxhighest: the JAX reference in float32 with true float32 matmuls, not TF32 — rbfpde's
-# arithmetic; timeline: when TIMELINE names a bench_gpu_mlp built with
-# -DRBFPDE_MLP_POINT_TIMELINE in CMAKE_CUDA_FLAGS (or an .xz of one), `timeline` in float and
-# double at 16384 + 1024: every variant-4 block's marks on the clock).
+# arithmetic).
 # BUDGET (seconds, default 420): steps that would start after it are skipped, so that a call
 # stays inside the session's device time.
 # Binaries: built here (build-gpu-mlp, -j16); when .mlpbin/ (carried) holds test_gpu,
@@ -30,7 +28,7 @@
 # and add ".mlpbin" to carry.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-mlp-check-logs}"
-STEPS="${STEPS:-tests baseline bench draws crossover tiles pdl timeline jax jaxhighest solve adam memcheck racecheck}"
+STEPS="${STEPS:-tests baseline bench draws crossover tiles pdl jax jaxhighest solve adam memcheck racecheck}"
 BUDGET="${BUDGET:-420}"
 mkdir -p "$OUT"
 status=0
@@ -87,22 +85,11 @@ if ((!prebuilt)); then
   step build cmake --build build-gpu-mlp -j16 --target test_gpu rbfpde bench_gpu_mlp
 fi
 
-# The pass kernel's variants (kernels/cuda/mlp_kernels.cu, mlp_fast_kernel.cu and
-# mlp_point_kernel.cu): the tests run the defaults (4 = point-stationary for the networks it
-# takes from its crossover batch size up, else 2 = tensor cores in double, 1 = SIMT in float) on
-# everything and each other variant forced (RBFPDE_MLP_VARIANT=3, 2, 1, 0) on the parity tests.
+# The tests run the planner's choices and force each kernel themselves (MlpTuning: the tiled
+# kernel, the point kernel with one and two tiles a block, a capped grid).
 if want tests; then
   # Every test of the gpu label (the RBF backend's too: the loss sums the kernels share changed).
   step tests_default timeout 300 "$TEST"
-  for v in 3 2 1 0; do
-    step "tests_variant$v" timeout 120 env RBFPDE_MLP_VARIANT=$v "$TEST" \
-      --gtest_filter='CudaMlpParity*:CudaMlpBackend.Tiny*:CudaMlpRegisterPass*'
-  done
-  # Variant 4's double forward GEMM on the FP64 FMA units (the default is DMMA).
-  step tests_forwardfma timeout 120 env RBFPDE_MLP_POINT_FORWARD=fma "$TEST" \
-    --gtest_filter='CudaMlpPointPass*'
-  # Variant 4 without the programmatic dependent launch (mlp_device.cuh).
-  step tests_nopdl timeout 120 env RBFPDE_MLP_PDL=0 "$TEST" --gtest_filter='CudaMlpPointPass*'
 fi
 if want baseline && [ -n "${BASELINE:-}" ] && [ -e "$BASELINE" ]; then
   base="$BASELINE"
@@ -132,17 +119,8 @@ fi
 if want pdl; then  # the defaults with and without the programmatic dependent launch, alternating
   for round in 1 2; do
     step "bench_pdl$round" bash -c "timeout 60 '$BENCH' quick | head -7"
-    step "bench_nopdl$round" bash -c "RBFPDE_MLP_PDL=0 timeout 60 '$BENCH' quick | head -7"
+    step "bench_nopdl$round" bash -c "timeout 60 '$BENCH' nopdl | head -7"
   done
-fi
-if want timeline && [ -n "${TIMELINE:-}" ] && [ -e "$TIMELINE" ]; then
-  tl="$TIMELINE"
-  if [[ "$TIMELINE" == *.xz ]]; then
-    tl="$(mktemp -d)/bench_timeline"
-    xz -dc "$TIMELINE" >"$tl" && chmod +x "$tl"
-  fi
-  step bench_timeline_float timeout 60 "$tl" timeline float
-  step bench_timeline_double timeout 60 "$tl" timeline double
 fi
 if want jax; then
   step jax timeout 150 env PYTHONUNBUFFERED=1 python3 bench/jax_mlp.py both
@@ -205,40 +183,27 @@ float 1e-3 0.9 30000 4000 400 1000}"
   done
 fi
 # The sanitizers are slow: small tests that still run every kernel (pass with and without the
-# backward pass, evaluation, the reduction with and without Adam, the graph, the early stop),
-# per forced variant; CudaMlpRegisterPass forces variant 3 itself, so it runs once.
-MEMCHECK_FILTER='CudaMlpBackend.TinyNetworkEveryKernel:CudaMlpParity/1.TrainStepsStopEarly:CudaMlpParity/0.LossGradient*'
+# backward pass, evaluation, the reduction with and without Adam, the graph, the early stop);
+# the tiled kernel in both precisions, the point kernel (forced by the tests: float on the FMA
+# units, double on the tensor cores), and the batches drawn on the device (the sampler inside
+# the training graphs).
+MEMCHECK_FILTER='CudaMlpBackend.TinyNetworkEveryKernel:CudaMlpParity/*.TrainStepsStopEarly:CudaMlpParity/0.LossGradient*'
+POINT_FILTER='CudaMlpPointPass*SmallNetworks*:CudaMlpPointPass*TrainSteps*'
 if want memcheck; then
-  for v in 2 1; do
-    extra=$([ "$v" = 2 ] && echo ':CudaMlpRegisterPass*')
-    step "sanitizers_memcheck_variant$v" timeout 100 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
-      --tool memcheck --leak-check full --error-exitcode 1 "$TEST" --gtest_filter="$MEMCHECK_FILTER$extra"
-  done
-fi
-# Variant 4 (the test forces it): float on the FMA units, double on the tensor cores.
-if want memcheck; then
-  step sanitizers_memcheck_variant4 timeout 150 compute-sanitizer --tool memcheck --leak-check full \
-    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*:CudaMlpPointPass*TrainSteps*'
-fi
-# The batches drawn on the device (the sampler inside the training graphs), default variants.
-if want memcheck; then
+  step sanitizers_memcheck_tiled timeout 150 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 1 "$TEST" --gtest_filter="$MEMCHECK_FILTER"
+  step sanitizers_memcheck_point timeout 150 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 1 "$TEST" --gtest_filter="$POINT_FILTER"
   step sanitizers_memcheck_draws timeout 150 compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpDraws*'
 fi
 if want racecheck; then
   step sanitizers_racecheck_draws timeout 200 compute-sanitizer --tool racecheck \
     --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpDraws*'
-fi
-if want racecheck; then
-  step sanitizers_racecheck_variant4 timeout 200 compute-sanitizer --tool racecheck \
-    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpPointPass*SmallNetworks*:CudaMlpPointPass*TrainSteps*'
-fi
-if want racecheck; then
-  for v in 2 1; do
-    extra=$([ "$v" = 2 ] && echo ':CudaMlpRegisterPass*')
-    step "sanitizers_racecheck_variant$v" timeout 200 env RBFPDE_MLP_VARIANT=$v compute-sanitizer \
-      --tool racecheck --error-exitcode 1 "$TEST" --gtest_filter="CudaMlpBackend.TinyNetworkEveryKernel$extra"
-  done
+  step sanitizers_racecheck_point timeout 200 compute-sanitizer --tool racecheck \
+    --error-exitcode 1 "$TEST" --gtest_filter="$POINT_FILTER"
+  step sanitizers_racecheck_tiled timeout 200 compute-sanitizer --tool racecheck \
+    --error-exitcode 1 "$TEST" --gtest_filter='CudaMlpBackend.TinyNetworkEveryKernel'
 fi
 echo "=== total $SECONDS s"
 exit $status

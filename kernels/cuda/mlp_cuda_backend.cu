@@ -71,8 +71,9 @@ class CudaMlpBackend final : public MlpBackend<T> {
  public:
   using typename MlpBackend<T>::AdamStepArgs;
 
-  explicit CudaMlpBackend(const MlpOptions& options)
+  CudaMlpBackend(const MlpOptions& options, const gpu::MlpTuning& tuning)
       : penalty_(T(options.penalty)),
+        tuning_(tuning),
         consts_host_(3 * kMaxGraphSteps),
         losses_host_(3 * kMaxGraphSteps),
         halt_host_(2),
@@ -335,7 +336,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     e_.resize(n_interior);
     b_.resize(n_boundary);
     const gpu::MlpTiling old = tiling_;
-    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true);
+    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true, tuning_);
     partials_.resize(std::size_t(tiling_.grid) * std::size_t(net_.n_params));
     scratch_.resize(std::max<std::size_t>(1, tiling_.scratch_elements));
     const void* after[] = {x_int_.data(),    f_.data(),       x_bnd_.data(),
@@ -505,7 +506,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     eval_grad_.resize(std::size_t(n) * d);
     eval_lap_.resize(std::size_t(n));
     if (n > 0) {
-      const gpu::MlpTiling tiling = gpu::plan_mlp_tiling(net_, n, 0, false);
+      const gpu::MlpTiling tiling = gpu::plan_mlp_tiling(net_, n, 0, false, tuning_);
       gpu::MlpPassArgs<T> a;
       a.theta = theta_.data();
       a.x_int = eval_x_.data();
@@ -527,6 +528,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
   gpu::MlpNetView<T> net_;
   T penalty_;
+  gpu::MlpTuning tuning_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<T> theta_, grad_, m_, v_;
   DeviceBuffer<T> x_int_, f_, x_bnd_, p_, normals_, e_, b_, partials_, scratch_;
@@ -557,13 +559,24 @@ class CudaMlpBackend final : public MlpBackend<T> {
 bool cuda_mlp_backend_built() { return true; }
 
 template <class T>
-std::unique_ptr<MlpBackend<T>> make_cuda_mlp_backend(const MlpOptions& options) {
+std::unique_ptr<MlpBackend<T>> gpu::make_cuda_mlp_backend(const MlpOptions& options,
+                                                          const MlpTuning& tuning) {
   if (!cuda_device_available())
     throw std::runtime_error("the CUDA MLP backend was requested but no CUDA device is present");
-  return std::make_unique<CudaMlpBackend<T>>(options);
+  return std::make_unique<CudaMlpBackend<T>>(options, tuning);
 }
 
-template std::unique_ptr<MlpBackend<double>> make_cuda_mlp_backend<double>(const MlpOptions&);
-template std::unique_ptr<MlpBackend<float>> make_cuda_mlp_backend<float>(const MlpOptions&);
+template <class T>
+std::unique_ptr<MlpBackend<T>> make_cuda_mlp_backend(const MlpOptions& options) {
+  return gpu::make_cuda_mlp_backend<T>(options, gpu::MlpTuning{});
+}
+
+#define RBFPDE_MLP_BACKEND_INSTANTIATE(T)                                                       \
+  template std::unique_ptr<MlpBackend<T>> gpu::make_cuda_mlp_backend<T>(const MlpOptions&,      \
+                                                                        const gpu::MlpTuning&); \
+  template std::unique_ptr<MlpBackend<T>> make_cuda_mlp_backend<T>(const MlpOptions&);
+RBFPDE_MLP_BACKEND_INSTANTIATE(float)
+RBFPDE_MLP_BACKEND_INSTANTIATE(double)
+#undef RBFPDE_MLP_BACKEND_INSTANTIATE
 
 }  // namespace rbfpde

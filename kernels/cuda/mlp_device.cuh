@@ -1,12 +1,9 @@
-// Helpers shared by the CUDA MLP's kernel files: mlp_kernels.cu (variants 0–2, the reduction),
-// mlp_fast_kernel.cu (variant 3) and mlp_point_kernel.cu (variant 4); included by those alone.
-// They compile without -rdc, each file getting its own copy: everything here is inline or a
-// template.
+// Helpers shared by the CUDA MLP's kernel files, mlp_kernels.cu (the tiled kernel, the reduction)
+// and mlp_point_kernel.cu (the point-stationary kernel); included by those alone. They compile
+// without -rdc, each file getting its own copy: everything here is inline or a template.
 #pragma once
 
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -14,7 +11,7 @@
 #include "kernels/cuda/device_reduce.cuh"
 #include "kernels/cuda/mlp_kernels.hpp"
 
-// Also compiled for the host, where emulate_mlp_pass runs variants 0–2's block code.
+// Also compiled for the host, where emulate_mlp_pass runs the tiled kernel's block code.
 #define MLP_HD __host__ __device__ __forceinline__
 
 namespace rbfpde::gpu::detail {
@@ -38,22 +35,13 @@ MLP_HD void load4(const double* p, double (&v)[4]) {
   v[3] = q1.y;
 }
 
-// ---- mma.sync fragments (variant 2's tensor-core GEMMs, variants 3 and 4) --------------------
-// double: m16n8k4 .f64 (DMMA, exact FMA arithmetic in another summation order); float: m16n8k8
-// .tf32 split three ways (x = big + small, both TF32; A·B ≈ As·Bb + Ab·Bs + Ab·Bb), which keeps
-// float accuracy (the dropped As·Bs term is below 2⁻²² relative). Fragment coordinates of lane l
-// (g = l / 4, t = l % 4), PTX ISA "Matrix fragments for mma.m16n8k8/k4":
-//   A (16 × K): element i at row g + 8 (i % 2), column t + 4 (i / 2)
-//   B (K × 8):  element i at row t + 4 i, column g
+// ---- mma.sync fragments (the double kernels' tensor-core GEMMs) -----------------------------
+// m16n8k4 .f64 (DMMA: exact FMA arithmetic in another summation order). Fragment coordinates of
+// lane l (g = l / 4, t = l % 4), PTX ISA "Matrix fragments for mma.m16n8k4":
+//   A (16 × 4): element i at row g + 8 i, column t
+//   B (4 × 8):  element 0 at row t, column g
 //   C (16 × 8): element i at row g + 8 (i / 2), column 2t + i % 2
-template <class T>
-struct MmaShape;
-template <>
-struct MmaShape<float> {
-  static constexpr int K = 8, NA = 4, NB = 2;
-};
-template <>
-struct MmaShape<double> {
+struct MmaShape {
   static constexpr int K = 4, NA = 2, NB = 1;
 };
 
@@ -65,34 +53,7 @@ MLP_HD int frag_c_row(int lane, int i) { return (lane >> 2) + 8 * (i >> 1); }
 MLP_HD int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
 
 #if defined(__CUDA_ARCH__)
-__device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(big) : "f"(x));
-  const float rest = x - __uint_as_float(big);
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(small) : "f"(rest));
-}
-
-__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4],
-                                         const unsigned (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 // c += A·B for one fragment triple.
-__device__ __forceinline__ void mma_frag(float (&c)[4], const float (&fa)[4],
-                                         const float (&fb)[2]) {
-  unsigned ab[4], as[4], bb[2], bs[2];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) split_tf32(fa[i], ab[i], as[i]);
-#pragma unroll
-  for (int i = 0; i < 2; ++i) split_tf32(fb[i], bb[i], bs[i]);
-  mma_tf32(c, as, bb);
-  mma_tf32(c, ab, bs);
-  mma_tf32(c, ab, bb);
-}
-
 __device__ __forceinline__ void mma_frag(double (&c)[4], const double (&fa)[2],
                                          const double (&fb)[1]) {
   asm volatile(
@@ -118,7 +79,8 @@ __device__ double block_sum_squares(const T* v, int n, double* scratch) {
 
 // The last block of a pass to finish (an integer ticket) sums the residuals every block wrote,
 // in a fixed order, into losses[3·step…], and sets the early-stop flag. Every thread calls it.
-// block_sums (variant 4): instead of the residuals, each block's {Σe², Σb²} (2 doubles a block).
+// block_sums (the point kernel): instead of the residuals, each block's {Σe², Σb²} (2 doubles a
+// block).
 template <class T>
 __device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
                                 const double* block_sums = nullptr) {
@@ -172,13 +134,13 @@ __device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
 // kernel's blocks may start while the kernel before it in the stream is still running. Every
 // MLP kernel waits (pdl_wait) for its predecessor to have finished, with its writes visible,
 // before it reads or writes anything in global memory that the predecessor reads or writes,
-// and signals early (at its start; variant 4 after its prologue) that its successor may launch
-// (pdl_launch_dependents). Variant 4's pass launches with the attribute (MlpTiling::overlap):
-// its blocks start, and zero-fill their shared memory, while the reduction before it finishes;
-// the reduction after it does when each of the pass's blocks takes one tile
-// (MlpTiling::overlap_reduce). Without the attribute (RBFPDE_MLP_PDL=0) both calls are no-ops.
-// No deadlock: a kernel's successor launches only when all of its blocks have signalled or
-// exited, so all of them have started.
+// and signals early (at its start; the point kernel after its prologue) that its successor may
+// launch (pdl_launch_dependents). The point kernel's pass launches with the attribute
+// (MlpTiling::overlap): its blocks start, and zero-fill their shared memory, while the
+// reduction before it finishes; the reduction after it does when each of the pass's blocks
+// takes one tile (MlpTiling::overlap_reduce). Without the attribute (MlpTuning::pdl off) both
+// calls are no-ops. No deadlock: a kernel's successor launches only when all of its blocks have
+// signalled or exited, so all of them have started.
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -193,15 +155,6 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 __device__ __forceinline__ void pdl_start() {
   pdl_launch_dependents();
   pdl_wait();
-}
-
-// Programmatic dependent launch where MlpTiling::overlap asks for it, unless RBFPDE_MLP_PDL=0.
-inline bool mlp_pdl_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("RBFPDE_MLP_PDL");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return on;
 }
 
 // kernel<<<grid, block, shared, stream>>>(args...), with programmatic stream serialization

@@ -1,37 +1,23 @@
-// The CUDA MLP's kernels (DESIGN.md §3): one fused pass per loss+gradient, one reduction + Adam.
-// This file holds the tiled pass kernels (variants 0–2), the reduction, the host emulation and
-// the planning and launch of every variant; variants 3 and 4 live in files of their own, called
-// through mlp_variants.hpp, and the device helpers the files share are in mlp_device.cuh.
+// The CUDA MLP's tiled pass kernel, the reduction with Adam, the host emulation of the tiled
+// block code, and the planning and launch of every pass (docs/mathematics.md has the streams and
+// their adjoints). The point-stationary kernel lives in mlp_point_kernel.cu, called through
+// mlp_variants.hpp; the device helpers both files use are in mlp_device.cuh.
 //
-// mlp_point_kernel (variant 4, mlp_point_kernel.cu; 2D, equal hidden widths ≤ 64, one output;
-// training and residual passes): a thread keeps one point's four streams for 5 features of
-// every hidden layer in registers (10 in double past width 60; see that file). The default from
-// about 2100 points in float and 2750 in double on an H200 (16384 + 1024: float 2.1× variant 1
-// on the FMA units; double 1.8× variant 2, with all three of its GEMMs on DMMA); for smaller
-// batches the tiled kernels below are faster (bench/RESULTS.md), so there it is opt-in
-// (RBFPDE_MLP_VARIANT=4).
-//
-// mlp_fast_kernel (variant 3, mlp_fast_kernel.cu, opt-in with RBFPDE_MLP_VARIANT=3; double, 2D,
-// equal hidden widths ≤ 56): the training pass with the streams in registers and the weight
-// gradient staged per block; exact (tests/gpu); as fast as variant 2 at 16384 + 1024 points,
-// slower at 1200 + 120 (bench/RESULTS.md). See that file.
-//
-// mlp_pass_kernel: persistent blocks; the three GEMMs of a tile run on tensor cores (variant 2,
-// the default in double where variant 4 is not: mma.sync DMMA; 3xTF32 in float) or on the FMA
-// units (variant 1, the default in float where variant 4 is not: 512 threads, 2 × 4 output
-// micro-tiles per thread; variant 0: 256 threads, 4 × 4). A block copies θ into shared memory once
-// (W rows padded to 4 for 16-byte loads), then takes tiles of `points` points. Per tile, every
-// layer's stream matrices live in shared memory, a column per (stream, point): for interior tiles
-// the streams are value, d first derivatives and the Laplacian (S = d + 2), for boundary tiles
-// the value (S = 1). Forward: the GEMM Z_l = W_l X_{l−1} (+ b on the value columns) and the
-// elementwise activation of the three streams (mlp_backend.hpp); the Z_l of the hidden layers are
-// kept for the backward pass, the X_l recomputed from them when needed. Backward (as the CPU
-// backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ accumulated in shared memory by the one thread that owns
-// each entry, X̄ = W_lᵀ P̄_l, and the elementwise adjoint of the activation streams in place.
-// Each block ends by writing its gradient accumulators to partials[blockIdx.x]. The last block
-// to finish (an integer ticket) sums Σe², Σb² over the whole batch in a fixed order: same inputs,
-// same bits. plan_mlp_tiling picks the tile size (1 to 16 points): about the smallest of those
-// with the fewest waves of resident blocks, since a tile's time grows with its points.
+// mlp_pass_kernel (MlpTiling::variant kMlpTiledFloat / kMlpTiledDouble): persistent blocks of
+// 512 threads; the three GEMMs of a tile run on the FMA units in float (2 × 4 output micro-tiles
+// per thread) and on the tensor cores in double (mma.sync DMMA). A block copies θ into shared
+// memory once (W rows padded to 4 for 16-byte loads), then takes tiles of `points` points. Per
+// tile, every layer's stream matrices live in shared memory, a column per (stream, point): for
+// interior tiles the streams are value, d first derivatives and the Laplacian (S = d + 2), for
+// boundary tiles the value (S = 1). Forward: the GEMM Z_l = W_l X_{l−1} (+ b on the value
+// columns) and the elementwise activation of the streams (mlp_math.hpp); the Z_l of the hidden
+// layers are kept for the backward pass, the X_l recomputed from them when needed. Backward (as
+// the CPU backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ accumulated in shared memory by the one thread
+// that owns each entry, X̄ = W_lᵀ P̄_l, and the elementwise adjoint of the activation streams in
+// place. Each block ends by writing its gradient accumulators to partials[blockIdx.x]. The last
+// block to finish (an integer ticket) sums Σe², Σb² over the whole batch in a fixed order: same
+// inputs, same bits. plan_mlp_tiling picks the tile size (1 to 16 points): about the smallest of
+// those with the fewest waves of resident blocks, since a tile's time grows with its points.
 //
 // mlp_reduce_kernel: 32 parameters a block, 8 warps summing the blocks' partials in a fixed
 // order (coalesced), then the fused Adam update.
@@ -40,23 +26,20 @@
 // ≈ 2·P·((d+2)N + K) FLOPs, backward twice that: 0.23 GFLOP at 1200 + 120, 3.1 GFLOP at
 // 16384 + 1024 (≈ 50 µs at the H200's 67 TFLOP/s fp32 vector peak). Bytes: θ (31 KB float) per
 // block from L2, the partials (grid × P) written and read once, points and residuals:
-// negligible. Measured (bench/RESULTS.md, H200, 16384 + 1024): 2.1k steps/s in double on DMMA
-// (1.3k on the FMA units), 2.6k in float. Shared memory (θ, the gradient accumulators, 350
-// stream rows) leaves one block of 16 warps per SM, and a tile runs 24 barrier-separated phases
-// (phase cycles: bench_gpu_mlp profile): the 6 GEMM phases take 2/3 of the time, the 12
-// elementwise ones 1/3, and the GEMM phases are latency-bound (short dependent MMA/FMA chains
-// per warp, one block per SM); 24-point tiles, the most that fit in float, ran no faster. Going
-// further needs another structure (warp-independent tiles with activations in registers and the
-// weight gradient as a separate GEMM), not faster arithmetic.
+// negligible. Shared memory (θ, the gradient accumulators, 350 stream rows) leaves one block of
+// 16 warps per SM, and a tile runs 24 barrier-separated phases: the 6 GEMM phases take 2/3 of
+// the time, the 12 elementwise ones 1/3, and the GEMM phases are latency-bound (short dependent
+// MMA/FMA chains per warp, one block per SM). Large batches of the networks it takes go to the
+// point-stationary kernel instead (bench/RESULTS.md).
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/mlp/mlp_plan.hpp"
 #include "kernels/cuda/mlp_device.cuh"
 #include "kernels/cuda/mlp_kernels.hpp"
 #include "kernels/cuda/mlp_variants.hpp"
@@ -66,8 +49,6 @@
 namespace rbfpde::gpu {
 using namespace detail;  // mlp_device.cuh's helpers, named as in the kernels below
 namespace {
-
-constexpr int kMlpPhaseSlots = 64;
 
 constexpr int kThreads = 256;
 constexpr int kMicro = 4;  // micro-tile edge of the shared-memory GEMMs
@@ -97,8 +78,8 @@ MLP_HD void zero(T (&acc)[R][C]) {
     for (int j = 0; j < C; ++j) acc[i][j] = T(0);
 }
 
-// The shared-memory GEMMs. Each thread owns an RM × 4 micro-tile of the output (RM = 4 or 2:
-// the kernel variant) and reads its operands in 16-byte loads: row strides (lda, ld) are
+// The shared-memory GEMMs (float). Each thread owns an RM × 4 micro-tile of the output (RM = 2)
+// and reads its operands in 16-byte loads: row strides (lda, ld) are
 // multiples of 4 elements and every matrix starts 16-byte aligned (pass_shared_elements); the
 // padding columns up to ld may be read (their products land in accumulators never stored).
 
@@ -170,12 +151,8 @@ MLP_HD void block_gemm_tn(T* __restrict__ out, const T* __restrict__ a, int lda,
     const T* bcol = bmat + c0;
     for (int k = 0; k < m; ++k) {
       T av[RM], bv[kMicro];
-      if constexpr (RM == 4) {
-        load4(acol + k * lda, av);
-      } else {
 #pragma unroll
-        for (int i = 0; i < RM; ++i) av[i] = acol[k * lda + i];
-      }
+      for (int i = 0; i < RM; ++i) av[i] = acol[k * lda + i];
       load4(bcol + k * ld, bv);
 #pragma unroll
       for (int i = 0; i < RM; ++i)
@@ -251,9 +228,9 @@ MLP_HD void block_weight_gradient(T* __restrict__ g, T* __restrict__ gb, const T
   }
 }
 
-// ---- Tensor-core GEMMs (kernel variant 2, the default) ----------------------------------------
+// ---- Tensor-core GEMMs (double) ------------------------------------------------------------
 // The same three products as above, each warp computing 16 × 8·NT output blocks with mma.sync
-// (mlp_device.cuh: the instruction shapes, the 3xTF32 split, the fragment coordinates). Operands
+// (mlp_device.cuh: the instruction shape and the fragment coordinates). Operands
 // are read from the shared-memory layouts above as they stand (any strides; rows, columns and k
 // past the matrix read as 0), so only the fragment coordinates are new.
 // Host builds (emulate_mlp_pass) run the same loaders and epilogues for all 32 lanes of a warp
@@ -271,9 +248,9 @@ struct GemmOperands {
 
 template <class T>
 MLP_HD void load_frag_a(const GemmOperands<T>& op, int lane, int m0, int k0,
-                        T (&fa)[MmaShape<T>::NA]) {
+                        T (&fa)[MmaShape::NA]) {
 #pragma unroll
-  for (int i = 0; i < MmaShape<T>::NA; ++i) {
+  for (int i = 0; i < MmaShape::NA; ++i) {
     const int r = m0 + frag_a_row(lane, i), k = k0 + frag_a_col(lane, i);
     fa[i] = (r < op.M && k < op.K) ? op.a[r * op.ar + k * op.ak] : T(0);
   }
@@ -281,10 +258,10 @@ MLP_HD void load_frag_a(const GemmOperands<T>& op, int lane, int m0, int k0,
 
 template <class T>
 MLP_HD void load_frag_b(const GemmOperands<T>& op, int lane, int n0, int k0,
-                        T (&fb)[MmaShape<T>::NB]) {
+                        T (&fb)[MmaShape::NB]) {
   const int c = n0 + frag_b_col(lane);
 #pragma unroll
-  for (int i = 0; i < MmaShape<T>::NB; ++i) {
+  for (int i = 0; i < MmaShape::NB; ++i) {
     const int k = k0 + frag_b_row(lane, i);
     fb[i] = (c < op.N && k < op.K) ? op.b[k * op.bk + c * op.bc] : T(0);
   }
@@ -295,7 +272,7 @@ MLP_HD void load_frag_b(const GemmOperands<T>& op, int lane, int n0, int k0,
 // w, w + warps, …; each output has one owner lane, so epi may accumulate without races.
 template <int NT, class T, class Epi>
 MLP_HD void warp_gemm(const GemmOperands<T>& op, Epi epi) {
-  constexpr int KS = MmaShape<T>::K, NA = MmaShape<T>::NA, NB = MmaShape<T>::NB;
+  constexpr int KS = MmaShape::K, NA = MmaShape::NA, NB = MmaShape::NB;
   const int mt = (op.M + 15) / 16, nt = (op.N + 8 * NT - 1) / (8 * NT);
   const int items = mt * nt;
 #if defined(__CUDA_ARCH__)
@@ -410,8 +387,8 @@ MLP_HD void tensor_gemm(const GemmOperands<T>& op, Epi epi) {
     warp_gemm<1>(op, epi);
 }
 
-// The three products of pass_block, by kernel variant: Mma (variant 2) the tensor-core GEMMs,
-// otherwise the RM × 4 micro-tiled ones.
+// The three products of pass_block: Mma (double) the tensor-core GEMMs, otherwise (float) the
+// RM × 4 micro-tiled ones.
 template <bool Mma, int RM, class T>
 MLP_HD void gemm_forward(T* __restrict__ out, const T* __restrict__ w, int lda,
                          const T* __restrict__ x, int n, int m, int C, int ld,
@@ -534,13 +511,6 @@ MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Act
 
 // One block's share of a pass: θ into shared memory `sm`, then tiles block, block + grid, …;
 // ends with the block's gradient accumulators in partials[block] (training passes).
-// Phase timing for bench_gpu_mlp (`profile`): when the flag is set, block 0 adds the clock
-// cycles of each barrier interval of a tile to g_phase_cycles[interior ? phase : 32 + phase].
-#if defined(__CUDACC__)
-__device__ unsigned long long g_phase_cycles[kMlpPhaseSlots];
-__device__ int g_phase_timing;
-#endif
-
 template <bool Mma, int RM, class T>
 MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const int P, const int ld,
                        const int tiles_int, const int tiles_total, T* const sm, const int block,
@@ -556,24 +526,6 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
   const int ws_end = (net.ws_size + 3) / 4 * 4, np_end = (np + 3) / 4 * 4;
   T* const wsh = sm;
   T* const gsh = sm + ws_end;
-#if defined(__CUDA_ARCH__)
-  const bool timing = g_phase_timing && block == 0 && threadIdx.x == 0;
-  long long t_mark = timing ? clock64() : 0;
-  int phase = 0, phase_base = kMlpPhaseSlots / 2 - 1;  // slot 31: the θ prologue
-  auto sync = [&] {
-    __syncthreads();
-    if (timing) {
-      const long long now = clock64();
-      const int slot = imin(phase_base + phase, kMlpPhaseSlots - 1);
-      g_phase_cycles[slot] += (unsigned long long)(now - t_mark);
-      t_mark = now;
-      ++phase;
-    }
-  };
-#else
-  int phase = 0, phase_base = 0;
-  auto sync = [] {};
-#endif
   T* const zbase = gsh + (train ? np_end : 0);  // Z of hidden layer h at zbase + zoff(h)·ld
   T* const xbuf = zbase + hidden_rows * ld;
   T* buf_a = xbuf + maxw * ld;
@@ -595,12 +547,10 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
   }
   if (train)
     for (int k = MLP_TID; k < np; k += MLP_NTHREADS) gsh[k] = T(0);
-  sync();
+  MLP_SYNC();
 
   for (int tile = block; tile < tiles_total; tile += grid) {
     const bool interior = tile < tiles_int;
-    phase = 0;
-    phase_base = interior ? 0 : kMlpPhaseSlots / 2;
     const int start = (interior ? tile : tile - tiles_int) * P;
     const int count = imin(P, (interior ? a.n_int : a.n_bnd) - start);
     const int S = interior ? d + 2 : 1;
@@ -608,15 +558,15 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
     const T* pts = interior ? a.x_int : a.x_bnd;
 
     load_input(xbuf, net, pts, start, count, P, S, ld);
-    sync();
+    MLP_SYNC();
     for (int l = 1; l <= L; ++l) {
       T* out = l < L ? zlayer(l) : buf_a;
       gemm_forward<Mma, RM>(out, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], xbuf,
                             net.sizes[l], net.sizes[l - 1], C, ld, wsh + net.ws_bias[l - 1], P);
-      sync();
+      MLP_SYNC();
       if (l == L) break;
       activation_forward(xbuf, out, act, d, net.sizes[l], P, S, ld, false, keep_value);
-      sync();
+      MLP_SYNC();
     }
 
     // Output row (buf_a row 0): u, ∂u/∂x_j, Δu. Residuals, and the seed P̄ of the output layer.
@@ -650,7 +600,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
         buf_a[i] = seed;
       }
     }
-    sync();
+    MLP_SYNC();
     if (!train) continue;
 
     T* pbar = buf_a;
@@ -662,7 +612,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
           activation_forward(xbuf, zlayer(l - 1), act, d, m, P, S, ld, keep_value);
         else
           load_input(xbuf, net, pts, start, count, P, S, ld);
-        sync();
+        MLP_SYNC();
       }
       gemm_weight_gradient<Mma, RM>(gsh + net.w_offset[l - 1], gsh + net.b_offset[l - 1], pbar,
                                     xbuf, n, m, C, ld, P);
@@ -670,14 +620,14 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       // X̄ = W_lᵀ P̄: A(r, k) = W(k, r).
       gemm_adjoint<Mma, RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C,
                             ld);
-      sync();
+      MLP_SYNC();
       activation_backward(xbar, zlayer(l - 1), act, d, m, P, S, ld, keep_value);
-      sync();
+      MLP_SYNC();
       T* t = pbar;
       pbar = xbar;
       xbar = t;
     }
-    sync();
+    MLP_SYNC();
   }
 
   if (train)
@@ -685,7 +635,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       a.partials[std::size_t(block) * np + k] = gsh[k];
 }
 
-// Tensor-core GEMMs (Mma) or RM rows per thread's micro-tile, THREADS threads: the variants.
+// Tensor-core GEMMs (Mma) or RM rows per thread's micro-tile, THREADS threads.
 template <class T, bool Mma, int RM, int THREADS>
 __global__ void __launch_bounds__(THREADS, 1)
     mlp_pass_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const int P, const int ld,
@@ -779,52 +729,28 @@ DeviceLimits device_limits() {
 template <class T>
 using PassKernel = void (*)(MlpNetView<T>, MlpPassArgs<T>, int, int, int, int);
 
-// The pass kernel's variants (MlpTiling::variant): tensor-core GEMMs or micro-tile rows, and
-// threads per block. 0 and 1 are the SIMT kernels the tensor-core one replaced, kept for
-// comparison (bench/bench_gpu_mlp.cpp) and as a cross-check in the tests.
-struct PassVariant {
-  bool mma;
-  int rows, threads;
-};
-constexpr PassVariant kPassVariants[] = {{false, 4, 256}, {false, 2, 512}, {true, 2, 512}};
-constexpr int kPassVariantCount = 3;
-// By precision, from bench/RESULTS.md (H200): double runs 1.6× faster on DMMA than on the SIMT
-// kernels; float gains nothing from 3xTF32 (its three MMAs and operand splitting cost as many
-// instructions as the FFMAs they replace) and is 1e-5 less exact, so float keeps variant 1.
+// The tiled kernel of each precision: SIMT in float (3xTF32 on the tensor cores gained nothing:
+// its three MMAs and operand splitting cost as many instructions as the FFMAs they replace, and
+// it is 1e-5 less exact), DMMA in double (1.6× the SIMT kernel on an H200; bench/RESULTS.md).
+constexpr int kPassThreads = 512;
 template <class T>
-constexpr int kDefaultPassVariant = sizeof(T) == sizeof(double) ? 2 : 1;
-// The tiled kernels' time per tile, as points: a + b·points with a / b ≈ 20 (H200, float,
-// 1200 + 120: 61 µs a step with 16-point tiles, 51 µs with 10, one wave each).
-constexpr int kTileFixedPoints = 20;
+constexpr bool kPassMma = sizeof(T) == sizeof(double);
 
 template <class T>
-PassKernel<T> pass_kernel(int variant) {
-  switch (variant) {
-    case 0:
-      return mlp_pass_kernel<T, false, 4, 256>;
-    case 1:
-      return mlp_pass_kernel<T, false, 2, 512>;
-    default:
-      return mlp_pass_kernel<T, true, 2, 512>;
-  }
+PassKernel<T> pass_kernel() {
+  return mlp_pass_kernel<T, kPassMma<T>, 2, kPassThreads>;
 }
 
-std::size_t pass_static_bytes(int variant) {  // scratch and flag of the last block
-  return std::size_t(kPassVariants[variant].threads) * sizeof(double) + 64;
-}
+constexpr std::size_t kPassStaticBytes = kPassThreads * sizeof(double) + 64;  // last block's
 
 // Once per precision, outside any graph capture (plan_mlp_tiling runs before every launch).
 template <class T>
-void configure_pass_kernels(const DeviceLimits& limits) {
+void configure_pass_kernel(const DeviceLimits& limits) {
   static const bool configured = [&] {
-    for (int v = 0; v < kPassVariantCount; ++v) {
-      CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(v),
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(limits.shared_optin - pass_static_bytes(v))));
-      CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(v),
-                                      cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-    }
-    if constexpr (std::is_same_v<T, double>) detail::configure_fast_kernels(limits);
+    CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(limits.shared_optin - kPassStaticBytes)));
+    CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(),
+                                    cudaFuncAttributePreferredSharedMemoryCarveout, 100));
     return true;
   }();
   (void)configured;
@@ -833,24 +759,6 @@ void configure_pass_kernels(const DeviceLimits& limits) {
 }  // namespace
 
 int mlp_device_sms() { return device_limits().sms; }
-
-void set_mlp_phase_timing(bool on) {
-  const int flag = on ? 1 : 0;
-  CUDA_CHECK(cudaMemcpyToSymbol(g_phase_timing, &flag, sizeof(flag)));
-  if (on) {
-    const unsigned long long zero[kMlpPhaseSlots] = {};
-    CUDA_CHECK(cudaMemcpyToSymbol(g_phase_cycles, zero, sizeof(zero)));
-  }
-  detail::set_point_phase_timing(on);
-}
-
-std::vector<unsigned long long> mlp_phase_cycles() {
-  std::vector<unsigned long long> v(kMlpPhaseSlots);
-  CUDA_CHECK(cudaMemcpyFromSymbol(v.data(), g_phase_cycles, sizeof(unsigned long long) * v.size()));
-  const std::vector<unsigned long long> point = detail::point_phase_cycles();
-  v.insert(v.end(), point.begin(), point.end());
-  return v;
-}
 
 template <class T>
 MlpNetView<T> make_mlp_net_view(const MlpOptions& options) {
@@ -905,9 +813,8 @@ MlpNetView<T> make_mlp_net_view(const MlpOptions& options) {
 template <class T>
 MlpTiling emulated_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
                               int points, int grid, int variant) {
-  if (variant < 0 || variant >= kPassVariantCount)
-    throw std::invalid_argument("emulate_mlp_pass runs kernel variants 0 to " +
-                                std::to_string(kPassVariantCount - 1));
+  if (variant != kMlpTiledFloat && variant != kMlpTiled<T>)
+    throw std::invalid_argument("emulate_mlp_pass runs the tiled variants of its precision");
   MlpTiling t;
   t.variant = variant;
   t.points = points;
@@ -924,15 +831,15 @@ void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling, const M
   std::vector<T> sm(tiling.shared_bytes / sizeof(T));
   const int total = tiling.tiles_interior + tiling.tiles_boundary;
   for (int block = 0; block < tiling.grid; ++block) {
-    if (kPassVariants[tiling.variant].mma)
-      pass_block<true, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total, sm.data(),
-                          block, tiling.grid);
-    else if (kPassVariants[tiling.variant].rows == 4)
-      pass_block<false, 4>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
-                           sm.data(), block, tiling.grid);
-    else
-      pass_block<false, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
-                           sm.data(), block, tiling.grid);
+    if constexpr (kPassMma<T>) {
+      if (tiling.variant == kMlpTiledDouble) {
+        pass_block<true, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
+                            sm.data(), block, tiling.grid);
+        continue;
+      }
+    }
+    pass_block<false, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total, sm.data(),
+                         block, tiling.grid);
   }
   if (a.out_u || !a.losses) return;
   double se = 0, sb = 0;
@@ -945,65 +852,43 @@ void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling, const M
 }
 
 template <class T>
-MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient) {
+MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
+                          const MlpTuning& tuning) {
   static const DeviceLimits limits = device_limits();
-  configure_pass_kernels<T>(limits);
+  configure_pass_kernel<T>(limits);
+  // The point kernel takes the training passes it is faster at (mlp_plan.hpp), or is forced.
   MlpTiling t;
-  t.variant = kDefaultPassVariant<T>;
-  // Tuning knobs for bench/bench_gpu_mlp.cpp: the kernel variant, a smaller tile.
-  int want = -1;
-  if (const char* v = std::getenv("RBFPDE_MLP_VARIANT")) {
-    want = std::atoi(v);
-    if (want >= 0 && want < kPassVariantCount) t.variant = want;
-  }
-  // Variants 3 and 4 take the passes they are asked for or faster at (mlp_variants.hpp says
-  // which); the tiled kernels everything else.
-  if constexpr (std::is_same_v<T, double>) {
-    if (detail::plan_fast_tiling(net, n_int, n_bnd, gradient, want, limits, t)) return t;
-  }
-  if (detail::plan_point_tiling(net, n_int, n_bnd, gradient, want, limits, t)) return t;
-  int forced = 0;
-  if (const char* p = std::getenv("RBFPDE_MLP_TILE_POINTS")) forced = std::atoi(p);
-  const int threads = kPassVariants[t.variant].threads;
-  const std::size_t static_bytes = pass_static_bytes(t.variant);
-  auto tiles = [&](int p) { return (n_int + p - 1) / p + (n_bnd + p - 1) / p; };
-  // The tile size: of 1 to 16 points, the one with the fewest waves of resident blocks ×
-  // (points + kTileFixedPoints), ties to the larger tile. A tile's time grows with its points,
-  // so within the fewest waves the smallest tile wins (bench_gpu_mlp tiles, H200, 1200 + 120:
-  // float 16 points 16.5k it/s, 10 points 19.6k; double 8 points 13.4k, 5 points 14.6k).
-  // RBFPDE_MLP_TILE_POINTS: at most that many points, the first size down from it that fits.
-  int best_points = 0, best_blocks = 0;
-  long best_cost = 0;
-  for (int p = forced >= 1 ? forced : 16; p >= 1; --p) {
-    const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
-    if (bytes + static_bytes > limits.shared_optin) continue;
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel<T>(t.variant),
-                                                             threads, bytes));
-    if (per_sm < 1) continue;
-    const int resident = per_sm * limits.sms;
-    const long waves = (tiles(p) + resident - 1) / resident;
-    const long cost = waves * (p + kTileFixedPoints);
-    if (best_points == 0 || cost < best_cost) {
-      best_points = p;
-      best_blocks = resident;
-      best_cost = cost;
-    }
-    if (forced >= 1) break;
-  }
-  if (best_points == 0)
+  if (tuning.kernel != MlpTuning::Kernel::kTiled &&
+      detail::plan_point_tiling(net, n_int, n_bnd, gradient, tuning, limits, t))
+    return t;
+  if (gradient && tuning.kernel == MlpTuning::Kernel::kPoint)
+    throw std::invalid_argument(
+        "the point-stationary MLP pass takes the training passes of 2D networks of hidden layers "
+        "of one width ≤ " +
+        std::to_string(kPtMaxWidth) + " with one output");
+  const TileChoice choice =
+      choose_tile_points(n_int, n_bnd, limits.sms, tuning.tile_points, [&](int p) {
+        const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
+        if (bytes + kPassStaticBytes > limits.shared_optin) return 0;
+        int per_sm = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel<T>(),
+                                                                 kPassThreads, bytes));
+        return per_sm;
+      });
+  if (choice.points == 0)
     throw std::runtime_error(
         "the CUDA MLP pass needs " +
-        std::to_string(pass_shared_elements(net, 1, gradient) * sizeof(T) + static_bytes) +
+        std::to_string(pass_shared_elements(net, 1, gradient) * sizeof(T) + kPassStaticBytes) +
         " bytes of shared memory per block for one point (" + std::to_string(net.n_params) +
         " parameters" + (gradient ? " and their gradient" : "") + "), the device allows " +
         std::to_string(limits.shared_optin) + ": use narrower layers");
-  t.points = best_points;
+  t.variant = kMlpTiled<T>;
+  t.points = choice.points;
   t.ld = pass_ld<T>(net.dim, t.points);
   t.tiles_interior = (n_int + t.points - 1) / t.points;
   t.tiles_boundary = (n_bnd + t.points - 1) / t.points;
   t.shared_bytes = pass_shared_elements(net, t.points, gradient) * sizeof(T);
-  t.grid = std::max(1, std::min(t.tiles_interior + t.tiles_boundary, best_blocks));
+  t.grid = std::max(1, std::min(t.tiles_interior + t.tiles_boundary, choice.resident));
   return t;
 }
 
@@ -1012,21 +897,13 @@ void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling
                      const MlpPassArgs<T>& args) {
   const int total = tiling.tiles_interior + tiling.tiles_boundary;
   if (total == 0) return;
-  if (tiling.variant == 3) {
-    if constexpr (std::is_same_v<T, double>) {
-      detail::launch_fast_pass(stream, net, tiling, args);
-      return;
-    }
-    throw std::logic_error("the register-resident MLP pass is double only");
-  }
-  if (tiling.variant == 4) {
+  if (tiling.variant == kMlpPoint) {
     detail::launch_point_pass(stream, net, tiling, args);
     return;
   }
-  launch_mlp_kernel("mlp_pass_kernel", pass_kernel<T>(tiling.variant), tiling.grid,
-                    kPassVariants[tiling.variant].threads, tiling.shared_bytes, stream,
-                    tiling.overlap, net, args, tiling.points, tiling.ld, tiling.tiles_interior,
-                    total);
+  launch_mlp_kernel("mlp_pass_kernel", pass_kernel<T>(), tiling.grid, kPassThreads,
+                    tiling.shared_bytes, stream, tiling.overlap, net, args, tiling.points,
+                    tiling.ld, tiling.tiles_interior, total);
 }
 
 template <class T>
@@ -1042,7 +919,8 @@ void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T*
                      T learning_rate, T beta1, T beta2, T epsilon, T c1, T c2) {
   if (n_params == 0) return;
   launch_mlp_kernel("mlp_adam_kernel", mlp_adam_kernel<T>, (n_params + 255) / 256, 256, 0, stream,
-                    false, n_params, grad, theta, m, v, learning_rate, beta1, beta2, epsilon, c1, c2);
+                    false, n_params, grad, theta, m, v, learning_rate, beta1, beta2, epsilon, c1,
+                    c2);
 }
 
 #define RBFPDE_MLP_INSTANTIATE(T)                                                                 \
@@ -1050,7 +928,7 @@ void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T*
   template MlpTiling emulated_mlp_tiling<T>(const MlpNetView<T>&, int, int, bool, int, int, int); \
   template void emulate_mlp_pass<T>(const MlpNetView<T>&, const MlpTiling&,                       \
                                     const MlpPassArgs<T>&);                                       \
-  template MlpTiling plan_mlp_tiling<T>(const MlpNetView<T>&, int, int, bool);                    \
+  template MlpTiling plan_mlp_tiling<T>(const MlpNetView<T>&, int, int, bool, const MlpTuning&);  \
   template void launch_mlp_pass<T>(MlpStream, const MlpNetView<T>&, const MlpTiling&,             \
                                    const MlpPassArgs<T>&);                                        \
   template void launch_mlp_reduce<T>(MlpStream, const T*, int, int, T*, const MlpAdamArgs<T>&,    \

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@ struct CUstream_st;
 
 namespace rbfpde {
 struct MlpOptions;
-}
+template <class T>
+class MlpBackend;
+}  // namespace rbfpde
 
 namespace rbfpde::gpu {
 
@@ -46,46 +49,59 @@ struct MlpNetView {
 template <class T>
 MlpNetView<T> make_mlp_net_view(const MlpOptions& options);
 
+// The pass kernels the planner chooses from (MlpTiling::variant; the numbers bench/RESULTS.md
+// uses):
+//   1, 2: the tiled kernel, 512 threads: SIMT GEMMs with 2 × 4 micro-tiles in float (1), DMMA
+//         tensor-core GEMMs in double (2); every network, training, residual and evaluation.
+//   4:    the point-stationary kernel (mlp_point_kernel.cu): training and residual passes of 2D
+//         networks of hidden layers of one width ≤ 64 and one output, from kPtDefaultTilesPerSm
+//         of its 32-point tiles per SM (about 2100 points in float, 2750 in double on an H200).
+inline constexpr int kMlpTiledFloat = 1, kMlpTiledDouble = 2, kMlpPoint = 4;
+template <class T>
+inline constexpr int kMlpTiled = sizeof(T) == sizeof(double) ? kMlpTiledDouble : kMlpTiledFloat;
+
+// Overrides of the planner's choices, for tests and benchmarks; the product passes the defaults.
+// A forced choice that the network or the device cannot take throws std::invalid_argument.
+struct MlpTuning {
+  // kPoint: the point kernel for the training passes (gradient); evaluation stays tiled.
+  enum class Kernel { kAuto, kTiled, kPoint };
+  Kernel kernel = Kernel::kAuto;
+  int tile_points = 0;  // tiled kernel: at most this many points a tile (0: the planner's)
+  int point_tiles = 0;  // point kernel: 32-point tiles a block, 1 or 2 (0: the planner's)
+  int point_grid = 0;   // point kernel: at most this many blocks (0: the resident blocks)
+  bool pdl = true;      // programmatic dependent launch where MlpTiling::overlap allows it
+};
+
 // How a pass splits its points: tiles of `points` points (all streams of a tile in shared
 // memory), `grid` persistent blocks taking tiles blockIdx.x, +gridDim.x, …; interior tiles first.
 struct MlpTiling {
-  // The kernel: 2 = tensor-core GEMMs (mma.sync: DMMA in double, 3xTF32 in float), 512
-  // threads, the default in double where variant 4 is not; SIMT: 1 = 2 × 4 micro-tiles, 512
-  // threads, the default in float where variant 4 is not; 0 = 4 × 4, 256.
-  // RBFPDE_MLP_VARIANT=0|1|2 overrides the default (tests, benchmarks).
-  // 3: the register-resident pass (double, 2D, equal hidden widths ≤ 56), opt-in.
-  // 4: the point-stationary pass (2D, equal hidden widths ≤ 64, one output), the default for
-  //    the training passes of the networks it takes from a batch size (float about 2100 points,
-  //    double about 2750 on an H200)
-  //    (RBFPDE_MLP_VARIANT=0|1|2 turns it off, =4 forces it).
-  int variant = 2;
-  int points = 0;  // points per tile (variant 4: per interior tile; 4 × that per boundary tile)
-  int features = 0;  // variant 4: hidden features of every layer a thread owns (5 or 10)
-  // Variant 4 in double: the hidden layers' forward GEMM on the tensor cores (the default) or,
-  // with RBFPDE_MLP_POINT_FORWARD=fma, on the FP64 FMA units.
-  bool forward_mma = false;
-  int ld = 0;      // shared-memory row stride of a stream matrix (padded)
+  int variant = kMlpTiledDouble;  // kMlpTiledFloat, kMlpTiledDouble or kMlpPoint
+  int points = 0;  // points per tile (point kernel: per interior tile; 4 × that per boundary tile)
+  int features = 0;  // point kernel: hidden features of every layer a thread owns (5 or 10)
+  int ld = 0;        // shared-memory row stride of a stream matrix (padded)
   int tiles_interior = 0, tiles_boundary = 0;
   int grid = 0;
   std::size_t shared_bytes = 0;
-  // Variants 3 and 4 (the register-resident and point-stationary passes): the pre-activation
-  // scratch they need in MlpPassArgs::scratch (variant 4: and the blocks' loss sums), in elements.
+  // Point kernel: the pre-activation scratch it needs in MlpPassArgs::scratch and the blocks'
+  // loss sums, in elements.
   std::size_t scratch_elements = 0;
   // The pass launches with programmatic dependent launch (its blocks start, and zero-fill their
-  // shared memory, while the reduction before it finishes; mlp_device.cuh): variant 4 unless
-  // RBFPDE_MLP_PDL=0 (the tiled kernels at 1200 + 120 ran 2 % slower with it, so they do
-  // without). overlap_reduce: so does the reduction after the pass (its blocks start while the
-  // pass's last blocks run): variant 4 when each block takes one tile. H200, float: 14800
+  // shared memory, while the reduction before it finishes; mlp_device.cuh): the point kernel
+  // (the tiled kernels at 1200 + 120 ran 2 % slower with it, so they do without).
+  // overlap_reduce: so does the reduction after the pass (its blocks start while the pass's
+  // last blocks run): the point kernel when each block takes one tile. H200, float: 14800
   // against 12130 it/s at 2048 + 128, 14500 against 11410 at 4096 + 256; with more tiles than
   // blocks its waiting blocks slow the pass's last ones: 6820 against 6920 at 16384 + 1024.
   bool overlap = false, overlap_reduce = false;
 };
 
-// Picks the tile size and grid for n_int + n_bnd points on the current device (gradient: the
-// training pass, with gradient accumulators in shared memory). Throws std::runtime_error naming
-// the sizes when not even one point per tile fits in the device's shared memory.
+// Picks the kernel, tile size and grid for n_int + n_bnd points on the current device
+// (gradient: the training pass, with gradient accumulators in shared memory). Throws
+// std::runtime_error naming the sizes when not even one point per tile fits in the device's
+// shared memory.
 template <class T>
-MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient);
+MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
+                          const MlpTuning& tuning = {});
 
 template <class T>
 struct MlpPassArgs {
@@ -103,7 +119,7 @@ struct MlpPassArgs {
   T* e = nullptr;
   T* b = nullptr;
   T* partials = nullptr;
-  T* scratch = nullptr;  // variants 3 and 4: MlpTiling::scratch_elements
+  T* scratch = nullptr;  // point kernel: MlpTiling::scratch_elements
   double* losses = nullptr;
   unsigned* counter = nullptr;  // zero between launches (the last block resets it)
   int* halt = nullptr;          // null: no early stop
@@ -122,7 +138,8 @@ void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling
 // The pass on the host, args holding host pointers: the kernel's block code run block after
 // block as blocks of one thread (the loss as the kernel's last block computes it, in another
 // summation order). For testing the tile logic (layouts, streams, backward pass) without a
-// device. emulated_mlp_tiling gives it `points` per tile, `grid` blocks and a kernel variant.
+// device. emulated_mlp_tiling gives it `points` per tile, `grid` blocks and a tiled variant
+// (kMlpTiledFloat's SIMT block code in either precision, kMlpTiledDouble's in double).
 template <class T>
 MlpTiling emulated_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
                               int points, int grid, int variant);
@@ -152,12 +169,11 @@ template <class T>
 void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T* m, T* v,
                      T learning_rate, T beta1, T beta2, T epsilon, T c1, T c2);
 
-// Phase timing (bench_gpu_mlp profile): while on, block 0 of every pass adds the clock cycles
-// of each barrier interval of its tiles to slot `phase` (interior tiles) or 32 + phase
-// (boundary tiles); variant 4 to slot 64 + its phase (mlp_point_kernel.cu's PtPhase; boundary
-// tiles 80 + phase). Turning it on zeroes the slots.
-void set_mlp_phase_timing(bool on);
-std::vector<unsigned long long> mlp_phase_cycles();
+// The CUDA MLP backend (make_cuda_mlp_backend of kernels/mlp_backend.hpp) planning its passes
+// with `tuning`.
+template <class T>
+std::unique_ptr<MlpBackend<T>> make_cuda_mlp_backend(const MlpOptions& options,
+                                                     const MlpTuning& tuning);
 
 // The current device's multiprocessors, as the planner counts them (its crossovers are in tiles
 // per SM).

@@ -1,27 +1,26 @@
-// Variant 4 of the CUDA MLP pass (MlpTiling::variant; planned and launched from mlp_kernels.cu
-// through mlp_variants.hpp): mlp_point_kernel, the point-stationary training and residual pass
-// for 2D networks of hidden layers of one width ≤ 64 and one output: the default for their
-// training passes from about 0.4 (float) or 0.65 (double) of its 32-point tiles per SM, opt-in
-// below that (kPtDefaultTilesPerSm).
+// The point-stationary CUDA MLP pass (MlpTiling::variant kMlpPoint; planned and launched from
+// mlp_kernels.cu through mlp_variants.hpp, its selection rules in mlp_plan.hpp):
+// mlp_point_kernel, the training and residual pass of 2D networks of hidden layers of one width
+// ≤ 64 and one output, the default for their training passes from about 0.4 (float) or 0.65
+// (double) of its 32-point tiles per SM (kPtDefaultTilesPerSm).
 // Launch: persistent blocks of 32·G·NT threads (G = ⌈width / R⌉ feature groups, R = pt_rows:
 // 5, or 10 in double for widths past 60; NT = 1 or, in float, 2 tiles of 32 points), grid =
-// the resident blocks or the tiles if fewer; dynamic shared
-// memory PtLayout::total elements (θ with zero-padded weight images, two stream buffers).
+// the resident blocks or the tiles if fewer; dynamic shared memory PtLayout::total elements (θ
+// with zero-padded weight images, two stream buffers).
 // Napkin math: the FLOPs of mlp_kernels.cu's head comment; a training pass also writes every
 // hidden layer's pre-activations (4 streams × R·G features a point; σ(z) in the value slot for
-// tanh and sigmoid) to a per-thread scratch in
-// global memory and reads each back at most twice (L2-resident): for 2-50-50-50-50-1 in double
-// about 18 KB a point, 0.3 GB a pass at 16384 + 1024. The section below has the structure and
-// the measurements.
+// tanh and sigmoid) to a per-thread scratch in global memory and reads each back at most twice
+// (L2-resident): for 2-50-50-50-50-1 in double about 18 KB a point, 0.3 GB a pass at
+// 16384 + 1024. The section below has the structure and the measurements.
 #include <algorithm>
 #include <cstddef>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/mlp/mlp_plan.hpp"
 #include "kernels/cuda/mlp_device.cuh"
 #include "kernels/cuda/mlp_variants.hpp"
 #include "kernels/mlp_math.hpp"
@@ -30,7 +29,7 @@
 namespace rbfpde::gpu::detail {
 namespace {
 
-// ---- Variant 4: the point-stationary training pass (2D, equal hidden widths ≤ 64) -------------
+// ---- The point-stationary training pass (2D, equal hidden widths ≤ 64) -----------------------
 // Thread (q, g) of a block owns point slot q (lane + 32·tile-warp) and the R (pt_rows)
 // features Rg … Rg + R − 1 of every hidden layer, with all four streams of its point in
 // registers: the forward GEMM Z = W X reads X's column block of its point from shared memory
@@ -38,10 +37,10 @@ namespace {
 // time: 16·R FMAs on 4·R independent accumulators per 4 + R loads, and the activation runs in place
 // on the accumulators (no second pass over shared memory). A block takes 32·NT points per tile, two
 // stream buffers (ping-pong) and one barrier per layer in the forward pass, two per layer in the
-// backward pass (24 barriers per 16 points in variants 0–2). The pre-activations of every hidden
-// layer go to a per-thread scratch (global, coalesced, L2-resident; each thread reads back only
-// what it wrote); for tanh and sigmoid the value slot holds σ(z) instead, because σ', σ'', σ'''
-// follow from it, so the backward pass evaluates no activation (double at 16384 + 1024: 3086
+// backward pass (24 barriers per 16 points in the tiled kernel). The pre-activations of every
+// hidden layer go to a per-thread scratch (global, coalesced, L2-resident; each thread reads back
+// only what it wrote); for tanh and sigmoid the value slot holds σ(z) instead, because σ', σ'',
+// σ''' follow from it, so the backward pass evaluates no activation (double at 16384 + 1024: 3086
 // against 2380 it/s on an H200; float, whose tanhf is cheap, unchanged). The last hidden layer
 // stays in the registers: each thread adds w_out over its own rows into row g of a free buffer,
 // the output sums the G rows, and ∂I/∂w_out comes from the registers by warp shuffles. Backward
@@ -54,12 +53,11 @@ namespace {
 // (pt_mma: DMMA from the same shared buffers; X̄ is staged in buffer X, one more barrier, and
 // read back by its owners): 2243 against 1913 it/s at 16384 + 1024 on an H200. So does double's
 // forward GEMM (Z into the output buffer, one more barrier, the owners take their rows back,
-// add the bias and activate): 2386 against 2259 it/s (RBFPDE_MLP_POINT_FORWARD=fma keeps it on
-// the FP64 FMA units, for comparison). In float (3xTF32) the tensor cores were slower, 4475
-// against 4546, so float keeps the FMA units for all three products. Boundary tiles carry
-// four points per lane, one in each stream slot (a boundary point needs only the value stream), so
-// the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums its
-// threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). θ reaches shared
+// add the bias and activate): 2386 against 2259 it/s. In float (3xTF32) the tensor cores were
+// slower, 4475 against 4546, so float keeps the FMA units for all three products. Boundary tiles
+// carry four points per lane, one in each stream slot (a boundary point needs only the value
+// stream), so the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums
+// its threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). θ reaches shared
 // memory by cp.async. The blocks take their tiles by a static schedule that puts the boundary
 // tiles (each about two interior tiles of work) on the blocks with fewer interior tiles
 // (kernels/mlp_tile_schedule.hpp; 16384 + 1024 on an H200: double 3970 → 4690 it/s, float
@@ -78,19 +76,6 @@ namespace {
 // 3076 it/s). The register cap is what 9 to 12 warps leave: an SM spreads a block's warps over
 // four register files of 16384, so 10 warps at 172 registers did not fit (three on one file).
 // The kernels built: (T, R, NT) = (float, 5, 1), (float, 5, 2), (double, 5, 1), (double, 10, 1).
-constexpr int kPtMaxWidth = 64;
-// Feature groups (warps a 32-point tile) a kernel takes: float 13 (widths ≤ 64), or 10 with two
-// tiles a block (640 threads of 96 registers, widths ≤ 50); double 12 with R = 5 (widths ≤ 60)
-// and 7 with R = 10 (widths ≤ 64, 255 registers).
-template <class T>
-constexpr int pt_max_groups(int R, int nt) {
-  if (sizeof(T) == sizeof(float)) return nt == 2 ? 50 / R : (kPtMaxWidth + R - 1) / R;
-  return R >= 10 ? (kPtMaxWidth + R - 1) / R : 12;
-}
-template <class T>
-int pt_rows(int width) {
-  return sizeof(T) == sizeof(double) && (width + 4) / 5 > pt_max_groups<T>(5, 1) ? 10 : 5;
-}
 // Weight-gradient micro-tiles (FMA path): 5 rows × pt_kb / NT columns (about as many
 // micro-tiles as threads for width 50).
 constexpr int pt_kb(int R) { return R >= 10 ? 4 : 2; }
@@ -122,15 +107,13 @@ struct PtLayout {
   int off_w1 = 0, off_bias = 0, off_wo = 0, off_img = 0, off_buf0 = 0, off_buf1 = 0;
   int off_seed = 0, off_xin = 0, off_osum = 0, total = 0;
   int tiles_int = 0, tiles_bnd = 0;
-  int Ri = 0;       // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
-  int fwd_mma = 0;  // double: the hidden layers' forward GEMM on the tensor cores (the planner's
-                    // MlpTiling::forward_mma; pt_mma)
+  int Ri = 0;  // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
 };
 
-// Double runs the weight gradient, the adjoint and (PtLayout::fwd_mma) the forward GEMM on the
-// tensor cores (DMMA: 2386 against 1913 it/s on the FMA units at 16384 + 1024 on an H200); float,
-// with 3xTF32, was slower (4475 against 4546), so it keeps the FMA units (bench/RESULTS.md). Each
-// kernel holds only its own path: the other one's code in the instruction cache cost float 1–4 %.
+// Double runs the weight gradient, the adjoint and the forward GEMM on the tensor cores (DMMA: 2386
+// against 1913 it/s on the FMA units at 16384 + 1024 on an H200); float, with 3xTF32, was slower
+// (4475 against 4546), so it keeps the FMA units (bench/RESULTS.md). Each kernel holds only its own
+// path: the other one's code in the instruction cache cost float 1–4 %.
 template <class T>
 constexpr bool kPtTensorCores = sizeof(T) == sizeof(double);
 
@@ -348,8 +331,8 @@ __device__ void pt_weight_gradient(T* prow, int w_off, int b_off, const T* pbar,
   }
 }
 
-// C = A·B on the tensor cores (mma.sync DMMA, double: see kPtTensorCores; variant 2's fragment
-// coordinates) for the block's warps, operands in shared memory: A(m, k) = a[m·am + k·ak],
+// C = A·B on the tensor cores (mma.sync DMMA, double: see kPtTensorCores; the tiled kernel's
+// fragment coordinates) for the block's warps, operands in shared memory: A(m, k) = a[m·am + k·ak],
 // B(k, n) = b[k·bk + n·bn], k < K rounded up to the MMA's k (the operands must read as 0 or
 // finite there, and B as 0). Rows m of A are clamped to m_max and columns n of B to n_max
 // (reads stay in the matrices; the outputs they feed are past the matrix and dropped). Warp
@@ -362,7 +345,7 @@ template <class T, int UM, int UN, class Epi>
 __device__ __forceinline__ void pt_mma(int M, int N, int K, const T* a, int am, int ak, int m_max,
                                        const T* b, int bk, int bn, int n_max, Epi epi) {
   static_assert(sizeof(T) == sizeof(double), "the point pass's MMAs are DMMA only");
-  using S = MmaShape<T>;
+  using S = MmaShape;
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
   const int warps = int(blockDim.x) >> 5, g = lane >> 2, t = lane & 3;
   const int un = ((N + 7) / 8 + UN - 1) / UN, units = ((M + 15) / 16 + UM - 1) / UM * un;
@@ -469,41 +452,6 @@ __device__ void pt_weight_gradient_mma(T* prow, int w_off, int b_off, const T* p
 
 #endif
 
-// Phase timing (bench_gpu_mlp profile), compiled in with -DRBFPDE_MLP_POINT_PHASES only (its
-// flag test and clock registers cost 2–4 % at 16384 + 1024 even when off): while
-// g_pt_phase_timing is set, thread 0 of block 0 adds the clock cycles between its phase marks to
-// g_pt_phase_cycles[phase] (interior tiles) or [kPtPhaseSlots / 2 + phase] (boundary tiles).
-// Marks after barriers time the block; the weight gradient's mark (no barrier) times thread 0's
-// own share, the rest of it lands in the next phase.
-enum PtPhase {
-  kPtPrologue,    // θ into shared memory (once a block)
-  kPtForward1,    // the tile's inputs and hidden layer 1
-  kPtForward,     // hidden layers 2 … (the GEMM and the activation)
-  kPtOutput,      // the output layer, residuals and seeds
-  kPtOutputGrad,  // ∂I/∂w_out, ∂I/∂b_out
-  kPtAdjoint,     // P̄ through the activation, X_{h−1} recomputed, both staged
-  kPtWeightGrad,  // ∂I/∂W_h
-  kPtXbar,  // X̄_{h−1} = W_hᵀ P̄ (and, on the FMA units, waiting for the weight gradient)
-  kPtFirstGrad,  // ∂I/∂W_1, ∂I/∂b_1
-  kPtLoss,       // the block's loss sums and the last block's (once a block)
-};
-// Timeline (bench_gpu_mlp timeline), compiled in with -DRBFPDE_MLP_POINT_TIMELINE only, instead
-// of the phases: while g_pt_phase_timing is set, thread 0 of every block (up to kPtTlBlocks)
-// writes %globaltimer (ns) at its marks (PtStamp) into slot ((step & 1)·kPtTlBlocks + block)·8
-// + mark of g_pt_phase_cycles, and step + 1 (low 32 bits) and the SM (high 32) into mark 7.
-#if defined(RBFPDE_MLP_POINT_TIMELINE) && defined(RBFPDE_MLP_POINT_PHASES)
-#error "RBFPDE_MLP_POINT_TIMELINE and RBFPDE_MLP_POINT_PHASES share their slots: build with one"
-#endif
-#if defined(RBFPDE_MLP_POINT_TIMELINE)
-constexpr int kPtTlBlocks = 512;
-constexpr int kPtPhaseSlots = 2 * kPtTlBlocks * 8;
-#else
-constexpr int kPtPhaseSlots = 32;
-#endif
-enum PtStamp { kTlEntry, kTlWaited, kTlPrologue, kTlTile0, kTlLossStart = 5, kTlExit = 6 };
-__device__ unsigned long long g_pt_phase_cycles[kPtPhaseSlots];
-__device__ int g_pt_phase_timing;
-
 // One instantiation per activation (A: rbfpde::Activation): the others' code (sin's argument
 // reduction above all) would otherwise sit in every row's inlined activation.
 // Registers: at most 96 a thread in float (two blocks of 320 threads per SM for width 50, or
@@ -532,41 +480,6 @@ __global__ void __maxnreg__(
   T* const xin = sm + L.off_xin;     // NP × 8: the input coordinates of the tile's points
   T* const osum = sm + L.off_osum;   // NT × (Rr + 1): the tile-warps' ∂I/∂w_out, ∂I/∂b_out
 
-#if defined(RBFPDE_MLP_POINT_PHASES)
-  const bool timing = g_pt_phase_timing && blockIdx.x == 0 && tid == 0;
-  long long t_mark = timing ? clock64() : 0;
-  int slot_base = 0;
-  auto mark = [&](int phase) {
-    if (timing) {
-      const long long now = clock64();
-      g_pt_phase_cycles[slot_base + phase] += (unsigned long long)(now - t_mark);
-      t_mark = now;
-    }
-  };
-  auto mark_base = [&](int base) { slot_base = base; };
-#else
-  auto mark = [](int) {};
-  auto mark_base = [](int) {};
-#endif
-#if defined(RBFPDE_MLP_POINT_TIMELINE)
-  const bool stamping = g_pt_phase_timing && tid == 0 && blockIdx.x < kPtTlBlocks;
-  unsigned long long* const tl =
-      g_pt_phase_cycles + ((a.step & 1) * kPtTlBlocks + int(blockIdx.x)) * 8;
-  auto stamp = [&](int k) {
-    if (stamping) {
-      unsigned long long now;
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-      unsigned smid;
-      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-      tl[k] = now;
-      tl[7] = (unsigned long long)(a.step + 1) | (unsigned long long)smid << 32;
-    }
-  };
-#else
-  auto stamp = [](int) {};
-#endif
-  stamp(kTlEntry);
-
   // Zeros first (16-byte stores): the padding of the weight images, biases and stream buffers
   // must read as 0.
   {
@@ -576,7 +489,6 @@ __global__ void __maxnreg__(
   // Everything above overlaps with the previous kernel (mlp_device.cuh); from here on the
   // global reads and writes.
   pdl_wait();
-  stamp(kTlWaited);
   if (a.halt && a.halt[0] < a.step) return;
   __syncthreads();
   // θ into shared memory by asynchronous copies (cp.async): every copy of a thread is in
@@ -612,8 +524,6 @@ __global__ void __maxnreg__(
   // launch (MlpTiling::overlap_reduce; its blocks wait for this pass to finish): here rather
   // than at the start, 6700 against 6672 it/s (float, 16384 + 1024, H200, before the schedule).
   pdl_launch_dependents();
-  mark(kPtPrologue);
-  stamp(kTlPrologue);
 
   double sum_e = 0, sum_b = 0;  // this thread's Σe², Σb² (the loss: block sums, then the grid's)
   for (int it = 0;; ++it) {
@@ -626,7 +536,6 @@ __global__ void __maxnreg__(
     // The block's first tile stores its gradient terms into the partials row, later tiles add
     // to them (the row is not zeroed first: every entry is written on every tile).
     const bool first = it == 0;
-    mark_base(packed ? kPtPhaseSlots / 2 : 0);
     const int start = packed ? (tile - L.tiles_int) * 4 * L.NP : tile * L.NP;
     const T* pts = packed ? a.x_bnd : a.x_int;
     const int n = packed ? a.n_bnd : a.n_int;
@@ -669,21 +578,19 @@ __global__ void __maxnreg__(
       } else {
         const T* w = img + (l - 1) * L.Ri * L.Kq + r0 * L.Kq;
         const T* bl = bias + l * L.Rr + r0;
-        if (kPtTensorCores<T> && L.fwd_mma) {
-          if constexpr (kPtTensorCores<T>) {
-            // Z = W_l X on the tensor cores into `out` (free: its last reader was the previous
-            // layer's GEMM, before that layer's barrier), one barrier, then each thread takes
-            // back its own rows and columns (and writes only those below: no second barrier).
-            pt_mma<T, kPtUnitM<R>, 4>(L.Rr, 4 * L.NP, H, img + (l - 1) * L.Ri * L.Kq, L.Kq, 1,
-                                      L.Ri - 1, in, L.ldc, 1, INT_MAX / 2,
-                                      PtStoreRows<T>{out, L.ldc, L.Rr});
-            __syncthreads();
+        if constexpr (kPtTensorCores<T>) {
+          // Z = W_l X on the tensor cores into `out` (free: its last reader was the previous
+          // layer's GEMM, before that layer's barrier), one barrier, then each thread takes
+          // back its own rows and columns (and writes only those below: no second barrier).
+          pt_mma<T, kPtUnitM<R>, 4>(L.Rr, 4 * L.NP, H, img + (l - 1) * L.Ri * L.Kq, L.Kq, 1,
+                                    L.Ri - 1, in, L.ldc, 1, INT_MAX / 2,
+                                    PtStoreRows<T>{out, L.ldc, L.Rr});
+          __syncthreads();
 #pragma unroll
-            for (int i = 0; i < R; ++i) {
-              load4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
-              z[i][0] += bl[i];
-              if (packed) z[i][1] += bl[i], z[i][2] += bl[i], z[i][3] += bl[i];
-            }
+          for (int i = 0; i < R; ++i) {
+            load4(out + (r0 + i) * L.ldc + 4 * q, z[i]);
+            z[i][0] += bl[i];
+            if (packed) z[i][1] += bl[i], z[i][2] += bl[i], z[i][3] += bl[i];
           }
         } else {
 #pragma unroll
@@ -730,11 +637,10 @@ __global__ void __maxnreg__(
         for (int i = 0; i < R; ++i)
 #pragma unroll
           for (int s = 0; s < 4; ++s) acc[s] += wo[r0 + i] * z[i][s];
-        psum = kPtTensorCores<T> && L.fwd_mma && l > 0 ? in : out;
+        psum = kPtTensorCores<T> && l > 0 ? in : out;
         store4(psum + g * L.ldc + 4 * q, acc);
       }
       __syncthreads();
-      mark(l == 0 ? kPtForward1 : kPtForward);
       T* t = in;
       in = out;
       out = t;
@@ -772,7 +678,6 @@ __global__ void __maxnreg__(
       store4(seeds + 4 * q, sd);
     }
     __syncthreads();
-    mark(kPtOutput);
     if (!train) continue;  // the next tile writes the buffers and seeds after its own barriers
     // X̄ of the last hidden layer: seed ⊗ w_out. ∂I/∂w_out (and ∂I/∂b_out) from the registers:
     // Σ over the slot's streams of seed · X_Lh per row, summed over the warp's points (its
@@ -806,7 +711,6 @@ __global__ void __maxnreg__(
     // barrier, and nothing reads X_Lh from shared memory.
     T* const pb = out;
     T* const xs = in;
-    mark(kPtOutputGrad);
     for (int h = Lh; h >= 1; --h) {
       pt_load(scr, h - 1, nth, z);
       pt_adjoint_rows<T, A, kFromValue>(xb, z, packed);
@@ -819,7 +723,6 @@ __global__ void __maxnreg__(
         for (int i = 0; i < R; ++i) store4(xs + (r0 + i) * L.ldc + 4 * q, z[i]);
       }
       __syncthreads();
-      mark(kPtAdjoint);
       if (h == Lh) {  // ∂I/∂w_out, ∂I/∂b_out: the tile-warps' sums (fixed order)
         for (int r = tid; r <= H; r += nth) {
           const int k = r < H ? r : L.Rr;
@@ -833,8 +736,7 @@ __global__ void __maxnreg__(
         const int w_off = net.w_offset[h - 1], b_off = net.b_offset[h - 1];
         if constexpr (kPtTensorCores<T>) {
           pt_weight_gradient_mma<T, 2, kPtWgUnitN<R> / NT>(prow, w_off, b_off, pb, xs, L, packed,
-                                                            first);
-          mark(kPtWeightGrad);
+                                                           first);
           // X̄_{h−1} = W_hᵀ P̄ on the tensor cores, staged in the X buffer (free after a barrier)
           // and read back into the registers of its owners. A's rows are W's columns: clamped to
           // the image's row length (past it a warp's unit would read beyond the last image).
@@ -845,11 +747,9 @@ __global__ void __maxnreg__(
           __syncthreads();
 #pragma unroll
           for (int i = 0; i < R; ++i) load4(xs + (r0 + i) * L.ldc + 4 * q, xb[i]);
-          mark(kPtXbar);
           continue;  // the next layer writes only what its own threads read: no barrier
         } else {
           pt_weight_gradient<T, KB>(prow, w_off, b_off, pb, xs, L, packed, first);
-          mark(kPtWeightGrad);
         }
         // X̄_{h−1} = W_{h−1}ᵀ P̄: column block r0 … r0 + R − 1 of every row of W, read in 8-byte
         // pairs. The image's rows have an even length, so the pairs start at r0 or r0 + 1 by r0's
@@ -924,12 +824,8 @@ __global__ void __maxnreg__(
         }
       }
       __syncthreads();
-      mark(h >= 2 ? kPtXbar : kPtFirstGrad);
     }
-    stamp(min(kTlTile0 + it, kTlLossStart - 1));
   }
-  mark_base(0);
-  stamp(kTlLossStart);
   if (!a.losses) return;
   __shared__ double loss_scratch[32 * pt_max_groups<T>(R, NT) * NT];
   double* const block_sums = reinterpret_cast<double*>(
@@ -941,20 +837,7 @@ __global__ void __maxnreg__(
     block_sums[2 * blockIdx.x + 1] = sum_b;
   }
   last_block_loss(a, loss_scratch, block_sums);
-  mark(kPtLoss);
-  stamp(kTlExit);
 #endif
-}
-
-// Variant 4 takes 2D networks of equal hidden widths ≤ kPtMaxWidth with one output, for
-// training passes; NT tile-warps (32 points each) per block.
-template <class T>
-bool point_pass_fits(const MlpNetView<T>& net) {
-  const int Lh = net.layers - 1;
-  if (net.dim != 2 || Lh < 1 || net.sizes[net.layers] != 1) return false;
-  for (int l = 1; l <= Lh; ++l)
-    if (net.sizes[l] != net.sizes[1]) return false;
-  return net.sizes[1] <= kPtMaxWidth;
 }
 
 template <class T>
@@ -1015,11 +898,7 @@ PointKernel<T> point_kernel_nt(Activation act) {
   }
 }
 
-// Two tiles per block in float only (double's would need 128 registers a thread and spill);
-// R = 10 in double only (widths past pt_max_groups(5, 1)·5).
-template <class T>
-constexpr int kPtMaxTiles = sizeof(T) == sizeof(double) ? 1 : 2;
-
+// R = 10 in double only (widths past pt_max_groups(5, 1)·5), two tiles a block in float only.
 template <class T>
 PointKernel<T> point_kernel(int R, int nt, Activation act) {
   if constexpr (sizeof(T) == sizeof(float)) {
@@ -1060,113 +939,66 @@ void configure_point_kernels(const DeviceLimits& limits) {
 
 }  // namespace
 
-void set_point_phase_timing(bool on) {
-  const int flag = on ? 1 : 0;
-  CUDA_CHECK(cudaMemcpyToSymbol(g_pt_phase_timing, &flag, sizeof(flag)));
-  if (on) {
-    const std::vector<unsigned long long> zero(kPtPhaseSlots, 0ull);
-    CUDA_CHECK(cudaMemcpyToSymbol(g_pt_phase_cycles, zero.data(),
-                                  sizeof(unsigned long long) * zero.size()));
-  }
-}
-
-std::vector<unsigned long long> point_phase_cycles() {
-  std::vector<unsigned long long> v(kPtPhaseSlots);
-  CUDA_CHECK(
-      cudaMemcpyFromSymbol(v.data(), g_pt_phase_cycles, sizeof(unsigned long long) * v.size()));
-  return v;
-}
-
-// The default switches to variant 4 from this many of its tiles (32 points) per SM. A tile takes
-// about 70 µs in float and 100 µs in double (5 features a thread in both) however few there
-// are, while the tiled kernels' time grows with the batch. Measured crossover (bench_gpu_mlp
-// crossover, H200, 132 SMs): float between 39 and 65 tiles (variant 4 14083 against variant 1
-// 16417 it/s at 1200 + 120, 14489 against 11984 at 2048 + 128; interpolated, even at about 50
-// tiles, 0.4 an SM) and double between 65 and 130 (variant 2 11000 against variant 4 9835 at
-// 2048 + 128, variant 4 9364 against 6889 at 4096 + 256; interpolated, even at about 80 tiles,
-// 0.6 an SM; the rule takes 0.65).
 template <class T>
-constexpr double kPtDefaultTilesPerSm = sizeof(T) == sizeof(double) ? 0.65 : 0.4;
-
-template <class T>
-bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient, int want,
-                       const DeviceLimits& limits, MlpTiling& t) {
-  // Variant 4 (the point-stationary pass) for the training passes of the networks it takes:
-  // when asked for (RBFPDE_MLP_VARIANT=4), and by default from kPtDefaultTilesPerSm tiles an SM
-  // (below that the tiled kernels are faster).
-  // RBFPDE_MLP_POINT_TILES=1|2 sets its 32-point tiles per block (bench_gpu_mlp),
-  // else the one with the fewest rounds of resident blocks.
-  if (gradient && point_pass_fits(net) && (want == 4 || want == -1)) {
-    configure_point_kernels<T>(limits);
-    int forced_nt = 0;
-    if (const char* p = std::getenv("RBFPDE_MLP_POINT_TILES")) forced_nt = std::atoi(p);
-    const int R = pt_rows<T>(net.sizes[1]);
-    int best_nt = 0, best_rounds = 0, best_resident = 0;
-    for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt) {
-      if (forced_nt >= 1 && forced_nt <= 2 && nt != forced_nt) continue;
-      const PtLayout L = point_layout(net, R, nt, n_int, n_bnd);
-      if (L.G > pt_max_groups<T>(R, nt)) continue;
-      const std::size_t bytes = std::size_t(L.total) * sizeof(T);
-      if (bytes + point_static_bytes<T>(R, nt) > limits.shared_optin) continue;
-      int per_sm = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, point_kernel<T>(R, nt, Activation(net.activation)), L.threads, bytes));
-      if (per_sm < 1) continue;
-      const int resident = per_sm * limits.sms;
-      // Rounds of the busiest SM, in units of 32-point tiles.
-      const int per_sm_tiles = (L.tiles_int + L.tiles_bnd + resident - 1) / resident * per_sm;
-      const int rounds = per_sm_tiles * nt;
-      if (best_nt == 0 || rounds < best_rounds) {
-        best_nt = nt;
-        best_rounds = rounds;
-        best_resident = resident;
-      }
-    }
-    const PtLayout best = point_layout(net, R, std::max(best_nt, 1), n_int, n_bnd);
-    const int tiles = best.tiles_int + best.tiles_bnd;
-    if (best_nt != 0 && (want == 4 || tiles >= kPtDefaultTilesPerSm<T> * limits.sms)) {
-      const PtLayout& L = best;
-      t.variant = 4;
-      t.points = L.NP;
-      t.features = L.R;
-      // Double's forward GEMM on the tensor cores unless RBFPDE_MLP_POINT_FORWARD=fma (the FP64
-      // FMA units; bench_gpu_mlp compares the two). Float's kernels hold only the FMA path.
-      const char* f = std::getenv("RBFPDE_MLP_POINT_FORWARD");
-      t.forward_mma = kPtTensorCores<T> && !(f && std::string(f) == "fma");
-      t.tiles_interior = L.tiles_int;
-      t.tiles_boundary = L.tiles_bnd;
-      t.overlap = mlp_pdl_enabled();
-      // RBFPDE_MLP_POINT_GRID caps the blocks (tests: blocks of several tiles on small batches).
-      const char* g = std::getenv("RBFPDE_MLP_POINT_GRID");
-      const int cap = g && std::atoi(g) >= 1 ? std::min(best_resident, std::atoi(g)) : best_resident;
-      t.grid = std::max(1, std::min(L.tiles_int + L.tiles_bnd, cap));
-      t.overlap_reduce = t.overlap && t.grid == L.tiles_int + L.tiles_bnd;
-      t.shared_bytes = std::size_t(L.total) * sizeof(T);
-      // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
-      t.scratch_elements = std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 *
-                               std::size_t(L.R) * std::size_t(L.threads) +
-                           std::size_t(t.grid) * 2 * sizeof(double) / sizeof(T);
-      return true;
-    }
+bool plan_point_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
+                       const MlpTuning& tuning, const DeviceLimits& limits, MlpTiling& t) {
+  const bool forced = tuning.kernel == MlpTuning::Kernel::kPoint;
+  if (!gradient || !point_pass_fits(net)) return false;
+  configure_point_kernels<T>(limits);
+  const int R = pt_rows<T>(net.sizes[1]);
+  int per_sm[2] = {0, 0};
+  for (int nt = 1; nt <= kPtMaxTiles<T>; ++nt) {
+    const PtLayout L = point_layout(net, R, nt, n_int, n_bnd);
+    const std::size_t bytes = std::size_t(L.total) * sizeof(T);
+    if (L.G > pt_max_groups<T>(R, nt) || bytes + point_static_bytes<T>(R, nt) > limits.shared_optin)
+      continue;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm[nt - 1], point_kernel<T>(R, nt, Activation(net.activation)), L.threads, bytes));
   }
-  return false;
+  const int nt = choose_point_tiles<T>(per_sm, n_int, n_bnd, limits.sms, tuning.point_tiles);
+  if (nt == 0) {
+    if (forced)
+      throw std::invalid_argument(
+          "the point-stationary MLP pass does not fit this network" +
+          std::string(tuning.point_tiles ? " with that many tiles a block" : "") +
+          " on this device");
+    return false;
+  }
+  const PtLayout L = point_layout(net, R, nt, n_int, n_bnd);
+  const int tiles = L.tiles_int + L.tiles_bnd;
+  if (!forced && !point_kernel_by_default<T>(tiles, limits.sms)) return false;
+  t.variant = kMlpPoint;
+  t.points = L.NP;
+  t.features = L.R;
+  t.tiles_interior = L.tiles_int;
+  t.tiles_boundary = L.tiles_bnd;
+  t.overlap = tuning.pdl;
+  const int resident = per_sm[nt - 1] * limits.sms;
+  t.grid = std::max(
+      1, std::min({tiles, resident, tuning.point_grid >= 1 ? tuning.point_grid : resident}));
+  t.overlap_reduce = t.overlap && t.grid == tiles;
+  t.shared_bytes = std::size_t(L.total) * sizeof(T);
+  // Every block's pre-activations, then 2 doubles a block (its Σe², Σb²).
+  t.scratch_elements = std::size_t(t.grid) * std::size_t(net.layers - 1) * 4 * std::size_t(L.R) *
+                           std::size_t(L.threads) +
+                       std::size_t(t.grid) * 2 * sizeof(double) / sizeof(T);
+  return true;
 }
 
 template <class T>
 void launch_point_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
                        const MlpPassArgs<T>& args) {
   if (args.out_u) throw std::logic_error("the point-stationary MLP pass does not evaluate");
-  PtLayout L = point_layout(net, tiling.features, tiling.points / 32, args.n_int, args.n_bnd);
-  L.fwd_mma = tiling.forward_mma;
+  const PtLayout L = point_layout(net, tiling.features, tiling.points / 32, args.n_int, args.n_bnd);
   launch_mlp_kernel("mlp_point_kernel", point_kernel<T>(L.R, L.NT, Activation(net.activation)),
-                    tiling.grid, L.threads, tiling.shared_bytes, stream, tiling.overlap, net,
-                    args, L);
+                    tiling.grid, L.threads, tiling.shared_bytes, stream, tiling.overlap, net, args,
+                    L);
 }
 
-#define RBFPDE_MLP_POINT_INSTANTIATE(T)                                                 \
-  template bool plan_point_tiling<T>(const MlpNetView<T>&, int, int, bool, int,         \
-                                     const DeviceLimits&, MlpTiling&);                  \
-  template void launch_point_pass<T>(MlpStream, const MlpNetView<T>&, const MlpTiling&, \
+#define RBFPDE_MLP_POINT_INSTANTIATE(T)                                                      \
+  template bool plan_point_tiling<T>(const MlpNetView<T>&, int, int, bool, const MlpTuning&, \
+                                     const DeviceLimits&, MlpTiling&);                       \
+  template void launch_point_pass<T>(MlpStream, const MlpNetView<T>&, const MlpTiling&,      \
                                      const MlpPassArgs<T>&);
 RBFPDE_MLP_POINT_INSTANTIATE(float)
 RBFPDE_MLP_POINT_INSTANTIATE(double)

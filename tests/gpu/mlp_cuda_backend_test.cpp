@@ -28,15 +28,21 @@ namespace {
 using gpu_test::bitwise_equal;
 using gpu_test::relative_difference;
 
-// Float on the tensor-core kernel (RBFPDE_MLP_VARIANT=2: 3xTF32, whose MMAs accumulate with
-// truncation) measured 1.27e-5 on the gradient (H200), hence its 3e-5. (Variant 4 uses the
-// tensor cores in double only.)
 template <class T>
-double tolerance() {
-  if (sizeof(T) == sizeof(double)) return 1e-12;
-  const char* v = std::getenv("RBFPDE_MLP_VARIANT");
-  return v && std::string(v) == "2" ? 3e-5 : 1e-5;
+constexpr double tolerance() {
+  return sizeof(T) == sizeof(double) ? 1e-12 : 1e-5;
 }
+
+// The planner's choice, and each kernel forced (the tiled kernel on every network; the
+// point kernel on the training passes of the networks it takes).
+const gpu::MlpTuning kDefault{};
+gpu::MlpTuning forced(gpu::MlpTuning::Kernel kernel) {
+  gpu::MlpTuning t;
+  t.kernel = kernel;
+  return t;
+}
+const gpu::MlpTuning kTiled = forced(gpu::MlpTuning::Kernel::kTiled);
+const gpu::MlpTuning kPoint = forced(gpu::MlpTuning::Kernel::kPoint);
 
 MlpShape test_shape(int dim, const std::string& activation) {
   MlpShape shape;
@@ -60,9 +66,10 @@ struct Pair {
 };
 
 template <class T>
-Pair<T> make_pair(const MlpShape& shape, unsigned long long seed, int n_int, int n_bnd) {
+Pair<T> make_pair(const MlpShape& shape, unsigned long long seed, int n_int, int n_bnd,
+                  const gpu::MlpTuning& tuning = kDefault) {
   const MlpOptions opt = mlp_options(shape, 7.0);
-  Pair<T> p{make_cpu_mlp_backend<double>(opt), make_cuda_mlp_backend<T>(opt)};
+  Pair<T> p{make_cpu_mlp_backend<double>(opt), gpu::make_cuda_mlp_backend<T>(opt, tuning)};
   const std::vector<T> theta = cast<T>(random_mlp_parameters(shape, seed));
   p.cpu->set_parameters(std::vector<double>(theta.begin(), theta.end()));
   p.gpu->set_parameters(theta);
@@ -125,7 +132,7 @@ TYPED_TEST(CudaMlpParity, LossGradientResidualsAndEvaluation) {
 
 // loss_and_gradient_at (one synchronisation) gives the bits of set_parameters,
 // loss_and_gradient and gradient called in turn, and zeroes the Adam moments as
-// set_parameters does; the batch sizes take variant 4 (float) and the tiled kernels.
+// set_parameters does; the batch sizes take the point kernel and the tiled one.
 TYPED_TEST(CudaMlpParity, LossAndGradientAtIsTheThreeCallsInOne) {
   using T = TypeParam;
   RBFPDE_REQUIRE_CUDA_DEVICE();
@@ -156,29 +163,33 @@ TYPED_TEST(CudaMlpParity, LossAndGradientAtIsTheThreeCallsInOne) {
   }
 }
 
-// The benchmark network (4 × 50 tanh) at a size with several tiles per block.
+// The benchmark network (4 × 50 tanh) at a size with several tiles per block, on each kernel.
 TYPED_TEST(CudaMlpParity, BenchmarkNetworkGradient) {
   using T = TypeParam;
   RBFPDE_REQUIRE_CUDA_DEVICE();
   MlpShape shape;
-  Pair<T> p = make_pair<T>(shape, 5, 3001, 299);
-  const LossParts l_cpu = p.cpu->loss_and_gradient(), l_gpu = p.gpu->loss_and_gradient();
-  EXPECT_LE(relative_difference(l_gpu.loss, l_cpu.loss), tolerance<T>());
-  std::vector<double> g_cpu;
-  std::vector<T> g_gpu;
-  p.cpu->gradient(g_cpu);
-  p.gpu->gradient(g_gpu);
-  EXPECT_LE(relative_difference(g_gpu, g_cpu), tolerance<T>());
+  for (const gpu::MlpTuning& tuning : {kDefault, kTiled, kPoint}) {
+    SCOPED_TRACE(int(tuning.kernel));
+    Pair<T> p = make_pair<T>(shape, 5, 3001, 299, tuning);
+    const LossParts l_cpu = p.cpu->loss_and_gradient(), l_gpu = p.gpu->loss_and_gradient();
+    EXPECT_LE(relative_difference(l_gpu.loss, l_cpu.loss), tolerance<T>());
+    std::vector<double> g_cpu;
+    std::vector<T> g_gpu;
+    p.cpu->gradient(g_cpu);
+    p.gpu->gradient(g_gpu);
+    EXPECT_LE(relative_difference(g_gpu, g_cpu), tolerance<T>());
+  }
 }
 
 // Adam in T on both sides: CPU<T> against CUDA<T>, step by step and through train_steps (one
 // CUDA graph), with a decaying learning rate.
 template <class T>
-void expect_adam_parity(const MlpShape& shape, bool graph) {
+void expect_adam_parity(const MlpShape& shape, bool graph,
+                        const gpu::MlpTuning& tuning = kDefault) {
   const int dim = shape.dim;
   const MlpOptions opt = mlp_options(shape, 7.0);
   auto cpu = make_cpu_mlp_backend<T>(opt);
-  auto gpu = make_cuda_mlp_backend<T>(opt);
+  auto gpu = gpu::make_cuda_mlp_backend<T>(opt, tuning);
   const std::vector<T> theta = cast<T>(random_mlp_parameters(shape, 3));
   cpu->set_parameters(theta);
   gpu->set_parameters(theta);
@@ -217,10 +228,10 @@ TYPED_TEST(CudaMlpParity, TrainStepsGraph) {
 // The early stops of train_steps, as the default (CPU) implementation: below stop_below after
 // the first step (its update applied), a non-finite loss at once (no update).
 template <class T>
-void expect_early_stops(const MlpShape& shape) {
+void expect_early_stops(const MlpShape& shape, const gpu::MlpTuning& tuning = kDefault) {
   const MlpOptions opt = mlp_options(shape, 7.0);
   auto cpu = make_cpu_mlp_backend<T>(opt);
-  auto gpu = make_cuda_mlp_backend<T>(opt);
+  auto gpu = gpu::make_cuda_mlp_backend<T>(opt, tuning);
   const std::vector<T> theta = cast<T>(random_mlp_parameters(shape, 8));
   const CollocationBatch batch = random_batch(2, 201, 53, 9);
   std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
@@ -371,128 +382,44 @@ TEST(CudaMlpBackend, SeedProblemReachesTheCpuBound) {
 namespace rbfpde {
 namespace {
 
-// An environment variable set (null: unset) for one scope, the previous value restored after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* v) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (v)
-      setenv(name, v, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      unsetenv(name_.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
-
-// The pass kernel's variant forced (RBFPDE_MLP_VARIANT; null: the planner's choice).
-class ScopedVariant : public ScopedEnv {
- public:
-  explicit ScopedVariant(const char* v) : ScopedEnv("RBFPDE_MLP_VARIANT", v) {}
-};
-
-// The register-resident pass (kernel variant 3, opt-in: double, 2D, equal hidden widths ≤ 56):
-// loss, gradient and residuals against the CPU backend for every activation, widths that fill
-// (56) and do not fill (50, 13) the padded fragments, one to five hidden layers, batches that
-// leave idle warps and partial chunks; the same bits from two runs; a 3D or unequal-width
-// network keeps the tiled kernels even when variant 3 is asked for, and without the request the
-// planner never picks it.
-TEST(CudaMlpRegisterPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
-  RBFPDE_REQUIRE_CUDA_DEVICE();
-  {
-    ScopedVariant none(nullptr);
-    MlpShape bench;
-    const gpu::MlpNetView<double> net = gpu::make_mlp_net_view<double>(mlp_options(bench, 7.0));
-    EXPECT_NE(gpu::plan_mlp_tiling(net, 3001, 299, true).variant, 3);
-  }
-  ScopedVariant forced("3");
-  struct Case {
-    std::vector<int> hidden;
-    const char* act;
-    int n_int, n_bnd;
-  };
-  for (const Case& k : {Case{{50, 50, 50, 50}, "tanh", 3001, 299}, Case{{56, 56}, "sin", 201, 53},
-                        Case{{13, 13, 13}, "sigmoid", 77, 9}, Case{{50}, "tanh", 1200, 120},
-                        Case{{24, 24, 24, 24, 24}, "tanh", 40, 7}}) {
-    SCOPED_TRACE(std::string(k.act) + ", " + std::to_string(k.hidden.size()) + " × " +
-                 std::to_string(k.hidden[0]) + ", " + std::to_string(k.n_int) + " + " +
-                 std::to_string(k.n_bnd));
-    MlpShape shape;
-    shape.hidden = k.hidden;
-    shape.activation = k.act;
-    const gpu::MlpNetView<double> net = gpu::make_mlp_net_view<double>(mlp_options(shape, 7.0));
-    ASSERT_EQ(gpu::plan_mlp_tiling(net, k.n_int, k.n_bnd, true).variant, 3);
-    Pair<double> p = make_pair<double>(shape, 21, k.n_int, k.n_bnd);
-    const LossParts r_cpu = p.cpu->residuals(), r_gpu = p.gpu->residuals();
-    EXPECT_LE(relative_difference(r_gpu.loss, r_cpu.loss), 1e-12);
-    const LossParts l_cpu = p.cpu->loss_and_gradient(), l_gpu = p.gpu->loss_and_gradient();
-    EXPECT_LE(relative_difference(l_gpu.loss, l_cpu.loss), 1e-12);
-    std::vector<double> g_cpu, g_gpu, e_cpu, b_cpu, e_gpu, b_gpu;
-    p.cpu->gradient(g_cpu);
-    p.gpu->gradient(g_gpu);
-    EXPECT_LE(relative_difference(g_gpu, g_cpu), 1e-12);
-    p.cpu->residual_vectors(e_cpu, b_cpu);
-    p.gpu->residual_vectors(e_gpu, b_gpu);
-    EXPECT_LE(relative_difference(e_gpu, e_cpu), 1e-12);
-    EXPECT_LE(relative_difference(b_gpu, b_cpu), 1e-12);
-    p.gpu->loss_and_gradient();
-    std::vector<double> g_again;
-    p.gpu->gradient(g_again);
-    EXPECT_TRUE(bitwise_equal(g_again, g_gpu));
-  }
-  for (const MlpShape& other : {test_shape(2, "tanh"), test_shape(3, "tanh")}) {
-    const gpu::MlpNetView<double> net = gpu::make_mlp_net_view<double>(mlp_options(other, 7.0));
-    EXPECT_NE(gpu::plan_mlp_tiling(net, 201, 53, true).variant, 3);
-  }
-  MlpShape cube;
-  cube.dim = 3;
-  const gpu::MlpNetView<double> net3 = gpu::make_mlp_net_view<double>(mlp_options(cube, 7.0));
-  EXPECT_NE(gpu::plan_mlp_tiling(net3, 201, 53, true).variant, 3);
-}
-
 struct PointCase {
   std::vector<int> hidden;
   const char* act;
   int n_int, n_bnd;
 };
 
-// Each case with one and two 32-point tiles per block against the CPU backend, and twice.
+// Each case with one and two 32-point tiles per block against the CPU backend, and twice;
+// grid ≥ 1 caps the blocks.
 template <class T>
-void check_point_pass(const std::vector<PointCase>& cases) {
+void check_point_pass(const std::vector<PointCase>& cases, int grid = 0) {
   const double tol = tolerance<T>();
-  ScopedVariant forced("4");
-  for (const char* tiles : {"1", "2"}) {
-    ScopedEnv nt("RBFPDE_MLP_POINT_TILES", tiles);
+  for (int tiles : {1, 2}) {
+    gpu::MlpTuning tuning = kPoint;
+    tuning.point_tiles = tiles;
+    tuning.point_grid = grid;
     for (const PointCase& k : cases) {
       SCOPED_TRACE(std::string(k.act) + ", " + std::to_string(k.hidden.size()) + " × " +
                    std::to_string(k.hidden[0]) + ", " + std::to_string(k.n_int) + " + " +
-                   std::to_string(k.n_bnd) + ", tiles " + tiles);
+                   std::to_string(k.n_bnd) + ", tiles " + std::to_string(tiles));
       MlpShape shape;
       shape.hidden = k.hidden;
       shape.activation = k.act;
       const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(shape, 7.0));
-      const gpu::MlpTiling plan = gpu::plan_mlp_tiling(net, k.n_int, k.n_bnd, true);
-      if (plan.variant != 4) {  // two tiles a block: float only, widths ≤ 50
-        EXPECT_TRUE(std::string(tiles) == "2" && (sizeof(T) == sizeof(double) || k.hidden[0] > 50));
+      if (tiles == 2 && (sizeof(T) == sizeof(double) || k.hidden[0] > 50)) {
+        // Two tiles a block: float only, widths ≤ 50.
+        EXPECT_THROW(gpu::plan_mlp_tiling(net, k.n_int, k.n_bnd, true, tuning),
+                     std::invalid_argument);
         continue;
       }
-      EXPECT_EQ(plan.points, 32 * std::atoi(tiles));
-      if (const char* g = std::getenv("RBFPDE_MLP_POINT_GRID")) {
-        EXPECT_LE(plan.grid, std::atoi(g));
+      const gpu::MlpTiling plan = gpu::plan_mlp_tiling(net, k.n_int, k.n_bnd, true, tuning);
+      ASSERT_EQ(plan.variant, gpu::kMlpPoint);
+      EXPECT_EQ(plan.points, 32 * tiles);
+      if (grid >= 1) {
+        EXPECT_LE(plan.grid, grid);
       }
       // Features a thread owns: 5, or 10 in double past width 60.
       EXPECT_EQ(plan.features, sizeof(T) == sizeof(double) && k.hidden[0] > 60 ? 10 : 5);
-      Pair<T> p = make_pair<T>(shape, 31, k.n_int, k.n_bnd);
+      Pair<T> p = make_pair<T>(shape, 31, k.n_int, k.n_bnd, tuning);
       const LossParts r_cpu = p.cpu->residuals(), r_gpu = p.gpu->residuals();
       EXPECT_LE(relative_difference(r_gpu.loss, r_cpu.loss), tol);
       const LossParts l_cpu = p.cpu->loss_and_gradient(), l_gpu = p.gpu->loss_and_gradient();
@@ -525,30 +452,26 @@ TYPED_TEST_SUITE(CudaMlpPointPass, Precisions);
 // 60, 10 above).
 TYPED_TEST(CudaMlpPointPass, SmallNetworks) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
-  const std::vector<PointCase> cases{PointCase{{13, 13, 13}, "sigmoid", 77, 9},
-                                     PointCase{{64, 64}, "sin", 40, 53},
-                                     PointCase{{60, 60}, "tanh", 35, 11},
-                                     PointCase{{61, 61}, "tanh", 35, 11},
-                                     PointCase{{7, 7}, "tanh", 33, 2},
-                                     PointCase{{9, 9}, "tanh", 100, 600}};
+  const std::vector<PointCase> cases{
+      PointCase{{13, 13, 13}, "sigmoid", 77, 9}, PointCase{{64, 64}, "sin", 40, 53},
+      PointCase{{60, 60}, "tanh", 35, 11},       PointCase{{61, 61}, "tanh", 35, 11},
+      PointCase{{7, 7}, "tanh", 33, 2},          PointCase{{9, 9}, "tanh", 100, 600}};
   check_point_pass<TypeParam>(cases);
   // On three blocks: blocks of several tiles, and (last case: 4 interior and 5 boundary tiles of
   // 32 points) more boundary tiles than blocks (kernels/mlp_tile_schedule.hpp).
-  ScopedEnv grid("RBFPDE_MLP_POINT_GRID", "3");
-  check_point_pass<TypeParam>(cases);
+  check_point_pass<TypeParam>(cases, 3);
 }
 
 // Adam through train_steps (one CUDA graph: the pass, the reduction and Adam per step) and step
 // by step against the CPU backend, and its early stops, on the point-stationary pass.
 TYPED_TEST(CudaMlpPointPass, TrainStepsGraphAndEarlyStops) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
-  ScopedVariant forced("4");
   MlpShape shape;
   shape.hidden = {50, 50, 50};
   const gpu::MlpNetView<TypeParam> net = gpu::make_mlp_net_view<TypeParam>(mlp_options(shape, 7.0));
-  ASSERT_EQ(gpu::plan_mlp_tiling(net, 201, 53, true).variant, 4);
-  for (bool graph : {false, true}) expect_adam_parity<TypeParam>(shape, graph);
-  expect_early_stops<TypeParam>(shape);
+  ASSERT_EQ(gpu::plan_mlp_tiling(net, 201, 53, true, kPoint).variant, gpu::kMlpPoint);
+  for (bool graph : {false, true}) expect_adam_parity<TypeParam>(shape, graph, kPoint);
+  expect_early_stops<TypeParam>(shape, kPoint);
 }
 
 TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
@@ -563,41 +486,38 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
     // The last case has more tiles than resident blocks on GPUs of up to 148 SMs (291 tiles;
     // 2 blocks an SM in float, 1 in double): blocks take two or more tiles, and the boundary
     // tiles go to those with fewer interior tiles (kernels/mlp_tile_schedule.hpp).
-    ScopedVariant forced("4");
     MlpShape bench;
     const gpu::MlpTiling plan = gpu::plan_mlp_tiling(
-        gpu::make_mlp_net_view<T>(mlp_options(bench, 7.0)), 9000, 1100, true);
-    ASSERT_EQ(plan.variant, 4);
+        gpu::make_mlp_net_view<T>(mlp_options(bench, 7.0)), 9000, 1100, true, kPoint);
+    ASSERT_EQ(plan.variant, gpu::kMlpPoint);
     if (gpu::mlp_device_sms() <= 148) {
       EXPECT_LT(plan.grid, plan.tiles_interior + plan.tiles_boundary);
     }
   }
-  ScopedVariant none(nullptr);
-  // Not taken: unequal widths, 3D, wider than 64, and any other variant asked for.
-  for (const MlpShape& other : {test_shape(2, "tanh"), test_shape(3, "tanh")}) {
-    const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(other, 7.0));
-    EXPECT_NE(gpu::plan_mlp_tiling(net, 201, 53, true).variant, 4);
-  }
+  // Not taken: unequal widths, 3D, wider than 64, not even when asked for.
   MlpShape wide;
   wide.hidden = {65, 65};
-  EXPECT_NE(gpu::plan_mlp_tiling(gpu::make_mlp_net_view<T>(mlp_options(wide, 7.0)), 201, 53, true)
-                .variant,
-            4);
+  for (const MlpShape& other : {test_shape(2, "tanh"), test_shape(3, "tanh"), wide}) {
+    const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(other, 7.0));
+    EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant, gpu::kMlpTiled<T>);
+    EXPECT_THROW(gpu::plan_mlp_tiling(net, 16384, 1024, true, kPoint), std::invalid_argument);
+  }
   // By default: batches past the measured crossover (float about 0.4 tiles an SM, double 0.65);
   // not small batches or passes without the gradient. The choices around the crossover hold
   // for GPUs of 112 to 148 SMs (H100 PCIe 114, H100 SXM and H200 132): 1200 + 120 is 39 tiles,
   // 2048 + 128 is 65, 4096 + 256 is 130, 6144 + 384 is 195.
   MlpShape bench;
   const gpu::MlpNetView<T> net = gpu::make_mlp_net_view<T>(mlp_options(bench, 7.0));
-  EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant, 4);
+  EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant, gpu::kMlpPoint);
   EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).features, 5);
   const bool is_double = sizeof(T) == sizeof(double);
   const int sms = gpu::mlp_device_sms();
   if (sms >= 112 && sms <= 148) {
-    EXPECT_NE(gpu::plan_mlp_tiling(net, 1200, 120, true).variant, 4);
-    EXPECT_EQ(gpu::plan_mlp_tiling(net, 2048, 128, true).variant, is_double ? 2 : 4);
-    EXPECT_EQ(gpu::plan_mlp_tiling(net, 4096, 256, true).variant, 4);
-    EXPECT_EQ(gpu::plan_mlp_tiling(net, 6144, 384, true).variant, 4);
+    EXPECT_NE(gpu::plan_mlp_tiling(net, 1200, 120, true).variant, gpu::kMlpPoint);
+    EXPECT_EQ(gpu::plan_mlp_tiling(net, 2048, 128, true).variant,
+              is_double ? gpu::kMlpTiledDouble : gpu::kMlpPoint);
+    EXPECT_EQ(gpu::plan_mlp_tiling(net, 4096, 256, true).variant, gpu::kMlpPoint);
+    EXPECT_EQ(gpu::plan_mlp_tiling(net, 6144, 384, true).variant, gpu::kMlpPoint);
     // The reduction launches early (programmatic dependent launch) after a pass whose blocks
     // take one tile each (4096 + 256: 130 tiles), not after one of more tiles than blocks.
     const gpu::MlpTiling one = gpu::plan_mlp_tiling(net, 4096, 256, true);
@@ -610,7 +530,7 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
     // SM here), about the smallest. 1200 + 120: float one wave of 9 to 12 points; double, which
     // fits at most 8, two waves of 5 or 6. 300 + 30: one wave of 3 points.
     const gpu::MlpTiling mid = gpu::plan_mlp_tiling(net, 1200, 120, true);
-    EXPECT_EQ(mid.variant, is_double ? 2 : 1);
+    EXPECT_EQ(mid.variant, gpu::kMlpTiled<T>);
     EXPECT_GE(mid.points, is_double ? 5 : 9);
     EXPECT_LE(mid.points, is_double ? 6 : 12);
     if (!is_double) {
@@ -620,16 +540,12 @@ TYPED_TEST(CudaMlpPointPass, MatchesTheCpuBackendAndRepeatsBitForBit) {
     EXPECT_EQ(small.points, 3);
     EXPECT_EQ(small.grid, 110);
   }
-  EXPECT_NE(gpu::plan_mlp_tiling(net, 300, 30, true).variant, 4);
-  EXPECT_NE(gpu::plan_mlp_tiling(net, 16384, 1024, false).variant, 4);
-  {
-    ScopedVariant forced("4");
-    EXPECT_EQ(gpu::plan_mlp_tiling(net, 1200, 120, true).variant, 4);
-  }
-  for (const char* v : {"0", "1", "2"}) {
-    ScopedVariant forced(v);
-    EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true).variant, std::atoi(v));
-  }
+  EXPECT_NE(gpu::plan_mlp_tiling(net, 300, 30, true).variant, gpu::kMlpPoint);
+  EXPECT_NE(gpu::plan_mlp_tiling(net, 16384, 1024, false).variant, gpu::kMlpPoint);
+  EXPECT_EQ(gpu::plan_mlp_tiling(net, 1200, 120, true, kPoint).variant, gpu::kMlpPoint);
+  EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 1024, true, kTiled).variant, gpu::kMlpTiled<T>);
+  // Evaluation passes stay on the tiled kernel.
+  EXPECT_EQ(gpu::plan_mlp_tiling(net, 16384, 0, false, kPoint).variant, gpu::kMlpTiled<T>);
 }
 
 }  // namespace

@@ -3,9 +3,9 @@
 // forward streams, the backward pass and the per-block partial gradients, with no device
 // needed (these run wherever the CUDA build does, CI included). Tiles of 3 and 8 points (201 and
 // 53 points are multiples of neither; 16 for the tensor-core kernel's two-n-tile items), 2, 3 and
-// 5 blocks, every kernel variant (4 × 4 and 2 × 4 micro-tiles; tensor-core fragments, emulated
-// lane by lane); 2D and 3D; every activation; double,
-// 1e-12 norm-wise (the same formulas, other summation orders).
+// 5 blocks, both block codes (float's 2 × 4 SIMT micro-tiles and double's tensor-core
+// fragments, emulated lane by lane), both run in double; 2D and 3D; every activation; 1e-12
+// norm-wise (the same formulas, other summation orders).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -25,8 +25,9 @@ TEST(CudaMlpEmulatedPass, MatchesTheCpuBackend) {
   for (int dim : {2, 3}) {
     for (const char* act : {"tanh", "sin", "sigmoid"}) {
       for (auto [points, grid, variant] :
-           {std::tuple{3, 5, 0}, std::tuple{8, 2, 0}, std::tuple{3, 5, 1}, std::tuple{8, 2, 1},
-            std::tuple{3, 5, 2}, std::tuple{8, 2, 2}, std::tuple{16, 3, 2}}) {
+           {std::tuple{3, 5, gpu::kMlpTiledFloat}, std::tuple{8, 2, gpu::kMlpTiledFloat},
+            std::tuple{3, 5, gpu::kMlpTiledDouble}, std::tuple{8, 2, gpu::kMlpTiledDouble},
+            std::tuple{16, 3, gpu::kMlpTiledDouble}}) {
         SCOPED_TRACE(std::string(act) + " " + std::to_string(dim) + "D, tiles of " +
                      std::to_string(points) + ", " + std::to_string(grid) + " blocks, variant " +
                      std::to_string(variant));

@@ -1,21 +1,23 @@
-// Variant 4's static tile schedule (kernels/mlp_tile_schedule.hpp): every tile taken exactly
-// once, boundary tiles first within a block, and never a heavier busiest block than dealing
-// the tiles round robin (interior, then boundary), counting a boundary tile as `cost` interior
-// tiles.
+// The CUDA MLP planner's rules on the host: the point kernel's static tile schedule
+// (kernels/mlp_tile_schedule.hpp: every tile taken exactly once, boundary tiles first within a
+// block, and never a heavier busiest block than dealing the tiles round robin, counting a
+// boundary tile as `cost` interior tiles), and which kernel, tiles a block and tile size each
+// shape gets (kernels/cuda/mlp/mlp_plan.hpp), with the device's occupancies given as numbers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cuda/mlp/mlp_plan.hpp"
 #include "kernels/mlp_tile_schedule.hpp"
 
 namespace rbfpde {
 namespace {
 
 struct Loads {
-  int busiest = 0;     // the heaviest block's tiles, a boundary tile counting `cost`
-  bool exact = true;   // every tile taken by exactly one block
-  bool ordered = true; // within a block, no boundary tile after an interior one
+  int busiest = 0;      // the heaviest block's tiles, a boundary tile counting `cost`
+  bool exact = true;    // every tile taken by exactly one block
+  bool ordered = true;  // within a block, no boundary tile after an interior one
 };
 
 Loads schedule_loads(int G, int n_int, int n_bnd, int cost) {
@@ -82,7 +84,80 @@ TEST(PointTileSchedule, BalancesTheBenchmarkBatch) {
   // 12288 + 768: 384 + 6 tiles on 264 blocks.
   EXPECT_EQ(schedule_loads(264, 384, 6, 2).busiest, 2);
   // cost 1 deals interior tiles as round robin does, the boundary tiles on the last blocks.
-  for (int b = 0; b < 10; ++b) EXPECT_EQ(point_tile_schedule(0, b, 10, 25, 3, 1), b < 7 ? b : 25 + 9 - b);
+  for (int b = 0; b < 10; ++b)
+    EXPECT_EQ(point_tile_schedule(0, b, 10, 25, 3, 1), b < 7 ? b : 25 + 9 - b);
+}
+
+// A network of the given layer sizes (input, hidden…, output), as mlp_plan.hpp reads it.
+gpu::MlpNetView<float> net_of(std::vector<int> sizes) {
+  gpu::MlpNetView<float> net;
+  net.dim = sizes.front();
+  net.layers = int(sizes.size()) - 1;
+  for (std::size_t l = 0; l < sizes.size(); ++l) net.sizes[l] = sizes[l];
+  return net;
+}
+
+TEST(MlpPlanRules, PointKernelTakesTwoDimensionalNetworksOfOneWidthAndOneOutput) {
+  EXPECT_TRUE(gpu::point_pass_fits(net_of({2, 50, 50, 50, 50, 1})));
+  EXPECT_TRUE(gpu::point_pass_fits(net_of({2, 64, 64, 1})));
+  EXPECT_TRUE(gpu::point_pass_fits(net_of({2, 7, 1})));
+  EXPECT_FALSE(gpu::point_pass_fits(net_of({2, 65, 65, 1})));      // wider than 64
+  EXPECT_FALSE(gpu::point_pass_fits(net_of({2, 37, 50, 29, 1})));  // unequal widths
+  EXPECT_FALSE(gpu::point_pass_fits(net_of({3, 50, 50, 1})));      // 3D
+  EXPECT_FALSE(gpu::point_pass_fits(net_of({2, 50, 50, 2})));      // two outputs
+  EXPECT_FALSE(gpu::point_pass_fits(net_of({2, 1})));              // no hidden layer
+}
+
+TEST(MlpPlanRules, FeaturesAThreadOwns) {
+  EXPECT_EQ(gpu::pt_rows<float>(64), 5);
+  EXPECT_EQ(gpu::pt_rows<double>(50), 5);
+  EXPECT_EQ(gpu::pt_rows<double>(60), 5);
+  EXPECT_EQ(gpu::pt_rows<double>(61), 10);
+  EXPECT_EQ(gpu::pt_rows<double>(64), 10);
+}
+
+TEST(MlpPlanRules, PointKernelByDefaultFromItsCrossover) {
+  // 132 SMs (H100 SXM, H200). 1200 + 120 is 39 tiles, 2048 + 128 65, 4096 + 256 130.
+  EXPECT_EQ(gpu::point_tiles(1200, 120, 1), 39);
+  EXPECT_EQ(gpu::point_tiles(2048, 128, 1), 65);
+  EXPECT_EQ(gpu::point_tiles(4096, 256, 1), 130);
+  EXPECT_EQ(gpu::point_tiles(4096, 256, 2), 65);
+  EXPECT_FALSE(gpu::point_kernel_by_default<float>(39, 132));
+  EXPECT_TRUE(gpu::point_kernel_by_default<float>(65, 132));
+  EXPECT_FALSE(gpu::point_kernel_by_default<double>(65, 132));
+  EXPECT_TRUE(gpu::point_kernel_by_default<double>(130, 132));
+}
+
+TEST(MlpPlanRules, PointTilesABlockByRounds) {
+  // Width 50 in float: two blocks of one tile an SM, or one of two tiles: the same rounds, so
+  // one tile a block.
+  EXPECT_EQ(gpu::choose_point_tiles<float>({2, 1}, 16384, 1024, 132), 1);
+  EXPECT_EQ(gpu::choose_point_tiles<float>({2, 1}, 16384, 1024, 132, 2), 2);
+  // Seven blocks of one tile an SM against three of two (narrow networks): 132 tiles take 7
+  // rounds of one-tile blocks and 6 of two-tile blocks; 800 tiles 7 against 12.
+  EXPECT_EQ(gpu::choose_point_tiles<float>({7, 3}, 132 * 32, 0, 132), 2);
+  EXPECT_EQ(gpu::choose_point_tiles<float>({7, 3}, 800 * 32, 0, 132), 1);
+  // Two tiles a block: float only; nothing fits: 0.
+  EXPECT_EQ(gpu::choose_point_tiles<double>({1, 1}, 16384, 1024, 132), 1);
+  EXPECT_EQ(gpu::choose_point_tiles<double>({1, 1}, 16384, 1024, 132, 2), 0);
+  EXPECT_EQ(gpu::choose_point_tiles<float>({0, 0}, 16384, 1024, 132), 0);
+}
+
+TEST(MlpPlanRules, TiledKernelTileSizeByWaves) {
+  auto up_to = [](int max) { return [max](int p) { return p <= max ? 1 : 0; }; };
+  // Float fits 16 points: one wave of 10-point tiles at 1200 + 120 (132 tiles on 132 SMs).
+  EXPECT_EQ(gpu::choose_tile_points(1200, 120, 132, 0, up_to(16)).points, 10);
+  // Double fits 8: two waves at any size, the smallest of those tiles, 5.
+  EXPECT_EQ(gpu::choose_tile_points(1200, 120, 132, 0, up_to(8)).points, 5);
+  const gpu::TileChoice small = gpu::choose_tile_points(300, 30, 132, 0, up_to(16));
+  EXPECT_EQ(small.points, 3);
+  EXPECT_EQ(small.resident, 132);
+  // Two blocks an SM double the resident blocks.
+  EXPECT_EQ(gpu::choose_tile_points(300, 30, 132, 0, [](int) { return 2; }).resident, 264);
+  // A forced size: the first one down from it that fits.
+  EXPECT_EQ(gpu::choose_tile_points(1200, 120, 132, 8, up_to(16)).points, 8);
+  EXPECT_EQ(gpu::choose_tile_points(1200, 120, 132, 12, up_to(6)).points, 6);
+  EXPECT_EQ(gpu::choose_tile_points(1200, 120, 132, 0, up_to(0)).points, 0);
 }
 
 }  // namespace
