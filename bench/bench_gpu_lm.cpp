@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   BackendOptions options;
   options.dim = problem.dim();
   options.penalty = config.training.penalty;
-  options.min_width = minimum_width(problem.domain());
+  options.min_width = minimum_width(problem.domain(), config.training);
   std::printf("## LM on %s: %ld iterations, %d + %d points, fresh batch every %d\n\n", path.c_str(),
               config.training.max_cycles, config.training.points_interior,
               config.training.points_boundary, config.training.resample_every);

@@ -120,10 +120,36 @@ class RbfBackend {
   virtual LossParts lm_try(T mu) = 0;
   virtual void lm_reject() = 0;
 
+  // Variable projection (docs/mathematics.md, "Variable projection"): after lm_prepare at
+  // least-squares weights, moves centres and widths by the Gauss–Newton step of the projected
+  // functional — JᵀJ's weight block eliminated (damped by vp_weight_damping<T>() only, so that
+  // it stays factorable), μ·max(diag JᵀJ, floor) on centres and widths — then solves the weights
+  // by solve_weights_qr at the new centres and widths. Returns I there; lm_reject() returns to
+  // the state of lm_prepare.
+  virtual LossParts vp_try(T mu) = 0;
+  // Least-squares weights from a Householder QR factorisation of the scaled features
+  // F = [M/√N; √(λ/K)·N] stacked over vp_qr_ridge·max_k|F_k|·I: the residual is accurate to the
+  // unit roundoff times cond(F), not its square as with the normal equations. Leaves the
+  // residuals at the new weights.
+  virtual void solve_weights_qr() = 0;
+
   // u and Δu of the network at n points (row-major, n × dim, double on the host).
   virtual void evaluate(const std::vector<double>& points, std::vector<double>& u,
                         std::vector<double>& laplacian) = 0;
 };
+
+// The damping of the weight block in vp_try: a few orders above the unit roundoff's square root,
+// far below any μ a trainer uses.
+template <class T>
+constexpr T vp_weight_damping() {
+  return sizeof(T) == sizeof(double) ? T(1e-10) : T(1e-5);
+}
+
+// The ridge of solve_weights_qr, relative to the largest feature column's norm.
+template <class T>
+constexpr T vp_qr_ridge() {
+  return sizeof(T) == sizeof(double) ? T(1e-12) : T(1e-6);
+}
 
 template <class T>
 std::unique_ptr<RbfBackend<T>> make_cpu_backend(const BackendOptions& options);

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Dense>
+#include <Eigen/QR>
 
 #include "kernels/cpu/cpu_info.hpp"
 #include "kernels/backend.hpp"
@@ -204,6 +206,31 @@ class CpuRbfBackend final : public RbfBackend<T> {
     residuals_from_features();
   }
 
+  void solve_weights_qr() override {
+    assemble_features();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+    const int m = neurons();
+    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
+    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+    // [F; δ·max_k |F_k|·I] w ≈ [y; 0]: the scaled features over a tiny ridge, so that a
+    // rank-deficient F still has a unique, finite solution, and a neuron whose features vanish
+    // on the points (one that moved far away) gets a weight near zero instead of a huge one.
+    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> F(n_int + n_bnd + m, m);
+    Vector<T> y = Vector<T>::Zero(n_int + n_bnd + m);
+    F.topRows(n_int) = M_ * si;
+    F.middleRows(n_int, n_bnd) = N_ * sb;
+    F.bottomRows(m).setZero();
+    T max_norm = T(0);
+    for (int k = 0; k < m; ++k) max_norm = std::max(max_norm, F.col(k).head(n_int + n_bnd).norm());
+    for (int k = 0; k < m; ++k) F(n_int + n_bnd + k, k) = vp_qr_ridge<T>() * max_norm;
+    y.head(n_int) = f_ * si;
+    y.segment(n_int, n_bnd) = p_ * sb;
+    Eigen::HouseholderQR<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>> qr(F);
+    Vector<T> w = qr.solve(y);
+    if (w.allFinite()) w_ = w;
+    residuals_from_features();
+  }
+
   LossParts lm_prepare() override {
     const LossParts parts = residuals();
     const int m = neurons();
@@ -242,31 +269,18 @@ class CpuRbfBackend final : public RbfBackend<T> {
   }
 
   LossParts lm_try(T mu) override {
-    const Eigen::Index cols = JtJ_.rows();
-    Matrix<T> A = JtJ_;
-    // Marquardt's scaling by diag(JᵀJ), floored so that a column that vanished (a neuron far
-    // from every point) still gets damped.
-    const T floor = std::max(JtJ_.diagonal().maxCoeff() * T(1e-12), std::numeric_limits<T>::min());
-    for (Eigen::Index i = 0; i < cols; ++i) A(i, i) += mu * std::max(JtJ_(i, i), floor);
-    Eigen::LLT<Matrix<T>, Eigen::Lower> llt(A);
-    Vector<T> delta;
-    if (llt.info() == Eigen::Success) {
-      delta = -llt.solve(JtR_);
-    } else {
-      delta = -A.template selfadjointView<Eigen::Lower>().ldlt().solve(JtR_);
-    }
-    const int m = neurons();
-    w_ = theta0_w_ + delta.segment(0, m);
-    c_ = theta0_c_ + delta.segment(m, Eigen::Index(m) * D);
-    a_ = theta0_a_ + delta.segment(Eigen::Index(m) * (D + 1), m);
-    clamp_widths();
-    features_valid_ = false;
-    if (!delta.allFinite()) {
-      LossParts bad;
-      bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
-      return bad;
-    }
+    const Vector<T> delta = lm_step(mu, 0);
+    apply_step(delta);
+    if (!delta.allFinite()) return infinite_loss();
     return residuals();
+  }
+
+  LossParts vp_try(T mu) override {
+    const Vector<T> delta = lm_step(mu, neurons());
+    apply_step(delta);
+    if (!delta.allFinite()) return infinite_loss();
+    solve_weights_qr();
+    return loss_parts();
   }
 
   void lm_reject() override {
@@ -302,6 +316,37 @@ class CpuRbfBackend final : public RbfBackend<T> {
 
  private:
   int neurons() const { return int(w_.size()); }
+
+  // δ from (JᵀJ + damping) δ = −JᵀR: entries from damp_begin on damped by μ·max(diag, floor),
+  // those before it by vp_weight_damping (the weights, when vp_try eliminates them).
+  Vector<T> lm_step(T mu, int damp_begin) const {
+    const Eigen::Index cols = JtJ_.rows();
+    Matrix<T> A = JtJ_;
+    // Marquardt's scaling by diag(JᵀJ), floored so that a column that vanished (a neuron far
+    // from every point) still gets damped.
+    const T floor = std::max(JtJ_.diagonal().maxCoeff() * T(1e-12), std::numeric_limits<T>::min());
+    for (Eigen::Index i = 0; i < cols; ++i)
+      A(i, i) += (i < damp_begin ? vp_weight_damping<T>() : mu) * std::max(JtJ_(i, i), floor);
+    Eigen::LLT<Matrix<T>, Eigen::Lower> llt(A);
+    if (llt.info() == Eigen::Success) return -llt.solve(JtR_);
+    return -A.template selfadjointView<Eigen::Lower>().ldlt().solve(JtR_);
+  }
+
+  // θ = θ0 + δ, widths clamped.
+  void apply_step(const Vector<T>& delta) {
+    const int m = neurons();
+    w_ = theta0_w_ + delta.segment(0, m);
+    c_ = theta0_c_ + delta.segment(m, Eigen::Index(m) * D);
+    a_ = theta0_a_ + delta.segment(Eigen::Index(m) * (D + 1), m);
+    clamp_widths();
+    features_valid_ = false;
+  }
+
+  static LossParts infinite_loss() {
+    LossParts bad;
+    bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
+    return bad;
+  }
 
   LossParts loss_parts() const {
     const double n = double(std::max<Eigen::Index>(e_.size(), 1));

@@ -58,4 +58,52 @@ inline cusolverStatus_t potrs(cusolverDnHandle_t h, int n, const float* a, float
   return cusolverDnSpotrs(h, CUBLAS_FILL_MODE_LOWER, n, 1, a, n, b, n, info);
 }
 
+// Householder QR (geqrf), Qᵀ·C (ormqr, from the left) and the triangular solve R x = b (trsv),
+// for the weights' least-squares solve.
+inline cusolverStatus_t geqrf_buffer_size(cusolverDnHandle_t h, int rows, int cols, double* a,
+                                          int lda, int* lwork) {
+  return cusolverDnDgeqrf_bufferSize(h, rows, cols, a, lda, lwork);
+}
+inline cusolverStatus_t geqrf_buffer_size(cusolverDnHandle_t h, int rows, int cols, float* a,
+                                          int lda, int* lwork) {
+  return cusolverDnSgeqrf_bufferSize(h, rows, cols, a, lda, lwork);
+}
+inline cusolverStatus_t geqrf(cusolverDnHandle_t h, int rows, int cols, double* a, int lda,
+                              double* tau, double* work, int lwork, int* info) {
+  return cusolverDnDgeqrf(h, rows, cols, a, lda, tau, work, lwork, info);
+}
+inline cusolverStatus_t geqrf(cusolverDnHandle_t h, int rows, int cols, float* a, int lda,
+                              float* tau, float* work, int lwork, int* info) {
+  return cusolverDnSgeqrf(h, rows, cols, a, lda, tau, work, lwork, info);
+}
+inline cusolverStatus_t ormqr_t_buffer_size(cusolverDnHandle_t h, int rows, int k, const double* a,
+                                            int lda, const double* tau, const double* c,
+                                            int* lwork) {
+  return cusolverDnDormqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, 1, k, a, lda, tau, c,
+                                     rows, lwork);
+}
+inline cusolverStatus_t ormqr_t_buffer_size(cusolverDnHandle_t h, int rows, int k, const float* a,
+                                            int lda, const float* tau, const float* c, int* lwork) {
+  return cusolverDnSormqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, 1, k, a, lda, tau, c,
+                                     rows, lwork);
+}
+// c (rows × 1) = Qᵀ c.
+inline cusolverStatus_t ormqr_t(cusolverDnHandle_t h, int rows, int k, const double* a, int lda,
+                                const double* tau, double* c, double* work, int lwork, int* info) {
+  return cusolverDnDormqr(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, 1, k, a, lda, tau, c, rows, work,
+                          lwork, info);
+}
+inline cusolverStatus_t ormqr_t(cusolverDnHandle_t h, int rows, int k, const float* a, int lda,
+                                const float* tau, float* c, float* work, int lwork, int* info) {
+  return cusolverDnSormqr(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, 1, k, a, lda, tau, c, rows, work,
+                          lwork, info);
+}
+// x = R⁻¹ x with R the upper triangle of a.
+inline cublasStatus_t trsv_upper(cublasHandle_t h, int n, const double* a, int lda, double* x) {
+  return cublasDtrsv(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, a, lda, x, 1);
+}
+inline cublasStatus_t trsv_upper(cublasHandle_t h, int n, const float* a, int lda, float* x) {
+  return cublasStrsv(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, a, lda, x, 1);
+}
+
 }  // namespace rbfpde::gpu::blas

@@ -316,8 +316,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   void solve_weights_direct(T ridge) override {
-    if (m_ == 0) return;
-    prepare_solver_buffers();
+    if (m_ == 0) return;    prepare_solver_buffers();
     assemble_system();
     const std::size_t mm = std::size_t(m_) * m_;
     factor_.resize(mm);
@@ -330,6 +329,44 @@ class CudaRbfBackend final : public RbfBackend<T> {
     cholesky_solve(factor_.data(), m_, solution_.data());
     // The CPU keeps the old weights when its solve is not finite; here also when Cholesky fails.
     gpu::launch_accept_weights<T>(stream_, solution_.data(), info_.data(), theta_.data(), m_,
+                                  scalars_.data());
+    res_stale_ = true;
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Least squares by Householder QR of the scaled features over the ridge rows: features (n × m)
+  // copied under a leading dimension of n + m, geqrf, Qᵀy by ormqr, R w = (Qᵀy)[0, m) by trsv.
+  void solve_weights_qr() override {
+    const int n = pts_.rows();
+    if (m_ == 0) return;
+    const int rows = n + m_;
+    qr_features_.resize(std::size_t(n) * m_);
+    qr_a_.resize(std::size_t(rows) * m_);
+    qr_y_.resize(rows);
+    qr_tau_.resize(m_);
+    qr_norms_.resize(m_);
+    gpu::launch_features<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
+                               std::sqrt(inv_n()), std::sqrt(lam_k()), qr_features_.data(),
+                               qr_y_.data());
+    if (n > 0)
+      CUDA_CHECK(cudaMemcpy2DAsync(qr_a_.data(), std::size_t(rows) * sizeof(T), qr_features_.data(),
+                                   std::size_t(n) * sizeof(T), std::size_t(n) * sizeof(T), m_,
+                                   cudaMemcpyDeviceToDevice, stream_));
+    gpu::launch_column_norms<T>(stream_, qr_a_.data(), n, m_, rows, qr_norms_.data());
+    gpu::launch_qr_ridge_rows<T>(stream_, qr_a_.data(), qr_y_.data(), n, m_, qr_norms_.data(),
+                                 vp_qr_ridge<T>());
+    int lwork_qr = 0, lwork_q = 0;
+    CUSOLVER_CHECK(gpu::blas::geqrf_buffer_size(cusolver_, rows, m_, qr_a_.data(), rows, &lwork_qr));
+    CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, rows, m_, qr_a_.data(), rows,
+                                                  qr_tau_.data(), qr_y_.data(), &lwork_q));
+    work_.resize(std::max({lwork_qr, lwork_q, 1}));
+    CUSOLVER_CHECK(gpu::blas::geqrf(cusolver_, rows, m_, qr_a_.data(), rows, qr_tau_.data(),
+                                    work_.data(), int(work_.size()), info_.data()));
+    CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, rows, m_, qr_a_.data(), rows, qr_tau_.data(),
+                                      qr_y_.data(), work_.data(), int(work_.size()), info_.data()));
+    CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, qr_a_.data(), rows, qr_y_.data()));
+    // The old weights stay when the solution is not finite (a singular R).
+    gpu::launch_accept_weights<T>(stream_, qr_y_.data(), info_.data(), theta_.data(), m_,
                                   scalars_.data());
     res_stale_ = true;
     CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -369,7 +406,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     run_graph({-2.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
                ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
                ptr_key(theta0_.data()), ptr_key(chunk_sums_.data()), double(lwork)},
-              [&] { enqueue_lm_try(p, lwork); });
+              [&] { enqueue_lm_try(p, lwork, 0, true); });
     invalidate_features();
     res_stale_ = false;
     const DeviceScalars& scalars = *pinned_scalars_.get();
@@ -379,6 +416,27 @@ class CudaRbfBackend final : public RbfBackend<T> {
       return bad;
     }
     return to_loss_parts(scalars);
+  }
+
+  LossParts vp_try(T mu) override {
+    if (!lm_prepared_) throw std::logic_error("vp_try called before lm_prepare");
+    const int p = m_ * (D + 2);
+    if (p == 0) return residuals();
+    lm_a_.resize(std::size_t(p) * p);
+    delta_.resize(p);
+    lm_mu_.resize(1);
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
+    work_.resize(std::max(lwork, 1));
+    *pinned_mu_.get() = mu;
+    // The step (without residuals) is one graph; the weight solve that follows has its own calls.
+    run_graph({-3.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
+               ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
+               ptr_key(theta0_.data()), double(lwork)},
+              [&] { enqueue_lm_try(p, lwork, m_, false); });
+    invalidate_features();
+    solve_weights_qr();
+    return residuals();
   }
 
   void lm_reject() override {
@@ -700,17 +758,19 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                  cudaMemcpyDeviceToDevice, stream_));
   }
 
-  void enqueue_lm_try(int p, int lwork) {
+  // The LM step θ = θ0 + δ; entries below damp_begin (the weights, for vp_try) are damped by
+  // vp_weight_damping instead of μ.
+  void enqueue_lm_try(int p, int lwork, int damp_begin, bool with_residuals) {
     // μ travels as a value in pinned memory, copied by the graph, so one graph serves every μ.
     CUDA_CHECK(cudaMemcpyAsync(lm_mu_.data(), pinned_mu_.get(), sizeof(T), cudaMemcpyHostToDevice,
                                stream_));
     gpu::launch_lm_system<T>(stream_, jtj_.data(), jtr_.data(), lm_a_.data(), delta_.data(), p,
-                             lm_mu_.data());
+                             lm_mu_.data(), damp_begin, vp_weight_damping<T>());
     CUSOLVER_CHECK(gpu::blas::potrf(cusolver_, p, lm_a_.data(), work_.data(), lwork, info_.data()));
     CUSOLVER_CHECK(gpu::blas::potrs(cusolver_, p, lm_a_.data(), delta_.data(), info_.data() + 1));
     gpu::launch_lm_apply<T>(stream_, theta0_.data(), delta_.data(), info_.data(), theta_.data(), m_,
                             D, min_width_, scalars_.data());
-    enqueue_residuals();
+    if (with_residuals) enqueue_residuals();
   }
 
   void drop_graphs() {
@@ -868,6 +928,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   DeviceBuffer<T> features_, a_sys_, s_, factor_, solution_, work_;
   DeviceBuffer<T> cg_r_, cg_d_, cg_ad_;
   DeviceBuffer<T> jac_, r_scaled_, jtj_, jtr_, lm_a_, delta_;
+  DeviceBuffer<T> qr_features_, qr_a_, qr_y_, qr_tau_, qr_norms_;  // solve_weights_qr
   DeviceBuffer<T> eval_x_, eval_u_, eval_lap_;
 };
 

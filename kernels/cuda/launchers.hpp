@@ -43,7 +43,7 @@ struct DeviceScalars {
   CgState cg;
 };
 
-// What launch_loss_finalize would do, folded into another kernel's launch.
+// The loss scalars' reduction (Σe², Σb² partials → loss, rms), folded into another kernel's launch.
 struct LossFinalize {
   const double* partials = nullptr;
   int blocks = 0;
@@ -64,12 +64,6 @@ template <class T, int D>
 void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
                       int m, T* res, T* chunk_sums, double* partials,
                       const LossFinalize* loss = nullptr, unsigned* counter = nullptr);
-// Per-block partials of Σe², Σb² from a residual vector already in memory.
-template <class T>
-void launch_loss_partials(Stream stream, PointsView pts, const T* res, double* partials);
-// Sums the partials in a fixed order into scalars->loss, rms_interior, rms_boundary.
-void launch_loss_finalize(Stream stream, PointsView pts, const double* partials, int blocks,
-                          double penalty, DeviceScalars* scalars);
 // F' (n × m, column-major): Δφ_k at interior rows scaled by scale_interior, φ_k at boundary rows
 // scaled by scale_boundary; scaled_target likewise. With scales √(1/N), √(λ/K):
 // A = F'ᵀF', s = F'ᵀ scaled_target.
@@ -119,14 +113,15 @@ template <class T>
 void launch_symmetrize_lower(Stream stream, T* a, int m);
 template <class T>
 void launch_add_to_diagonal(Stream stream, T* a, int m, T value);
+// norms[k] = |column k| of the first `rows` rows of a column-major matrix (leading dim lda).
+template <class T>
+void launch_column_norms(Stream stream, const T* a, int rows, int cols, int lda, T* norms);
+// Rows n … n+m−1 of a ((n+m) × m, column-major) = relative·max_k norms[k]·I; y[n … n+m−1] = 0.
+template <class T>
+void launch_qr_ridge_rows(Stream stream, T* a, T* y, int n, int m, const T* norms, T relative);
 // a (m × m, full) = Σ over `slabs` m × m matrices of their lower triangles, mirrored.
 template <class T>
 void launch_sum_slabs_symmetric(Stream stream, const T* partials, int slabs, T* a, int m);
-// Whole CG in one block, A (m × m, full) staged in shared memory: for small m.
-int cg_single_block_max_neurons();
-template <class T>
-void launch_cg_single_block(Stream stream, const T* a, const T* s, T* w, int m, int max_iterations,
-                            double tol, CgState* state);
 // CG building blocks for the cuBLAS path: r = s − A w is formed by the caller.
 template <class T>
 void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_iterations,
@@ -134,17 +129,12 @@ void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_
 template <class T>
 void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max_iterations,
                     CgState* state);
-// a = JᵀJ with μ·max(diag JᵀJ, floor) added to its diagonal, μ read from device memory, and
-// delta = −JᵀR: the LM system in one launch (graph-capturable with μ changing per try).
+// a = JᵀJ with μ·max(diag JᵀJ, floor) added to its diagonal (weight_damping instead of μ for
+// the first damp_begin entries), floor = max(1e-12·max diag, T_min), μ read from device memory,
+// and delta = −JᵀR: the LM system in one launch (graph-capturable with μ changing per try).
 template <class T>
 void launch_lm_system(Stream stream, const T* jtj, const T* jtr, T* a, T* delta, int p,
-                      const T* mu);
-// A = JᵀJ + μ·max(diag JᵀJ, floor), floor = max(1e-12·max diag, T_min) (diagonal only; A holds
-// JᵀJ).
-template <class T>
-void launch_lm_damp(Stream stream, const T* jtj, T* a, int p, T mu);
-template <class T>
-void launch_negate(Stream stream, const T* in, T* out, int n);
+                      const T* mu, int damp_begin, T weight_damping);
 // θ = θ0 + δ with widths clamped, or θ = θ0 and scalars->step_rejected = 1 when the Cholesky
 // factorisation failed (info ≠ 0) or δ is not finite.
 template <class T>

@@ -36,7 +36,6 @@ namespace {
 constexpr int kRowThreads = 256;
 constexpr int kNeuronTile = 256;
 constexpr int kFeatureThreads = 128;
-constexpr int kFinalizeThreads = 256;
 constexpr int kResThreads = 128;
 constexpr int kResRowsPerThread = 4;
 constexpr int kResTileRows = kResThreads * kResRowsPerThread;
@@ -179,29 +178,6 @@ __global__ void __launch_bounds__(kResTileRows)
   write_block_partials(se, sb, partials, n_int, rows, penalty, scalars, counter, scratch);
 }
 
-template <class T>
-__global__ void __launch_bounds__(kRowThreads)
-    loss_partials_kernel(int n_int, int rows, const T* __restrict__ res,
-                         double* __restrict__ partials) {
-  __shared__ double scratch[32];
-  const int row = blockIdx.x * blockDim.x + threadIdx.x;
-  double se = 0, sb = 0;
-  if (row < rows) (row < n_int ? se : sb) = double(res[row]) * double(res[row]);
-  se = block_sum(se, scratch);
-  sb = block_sum(sb, scratch);
-  if (threadIdx.x == 0) {
-    partials[2 * blockIdx.x] = se;
-    partials[2 * blockIdx.x + 1] = sb;
-  }
-}
-
-__global__ void __launch_bounds__(kFinalizeThreads)
-    loss_finalize_kernel(int n_int, int n_bnd, const double* __restrict__ partials, int blocks,
-                         double penalty, DeviceScalars* scalars) {
-  __shared__ double scratch[32];
-  reduce_loss_partials(partials, unsigned(blocks), n_int, n_bnd, penalty, scalars, scratch);
-}
-
 template <class T, int D>
 __global__ void __launch_bounds__(kFeatureThreads)
     feature_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
@@ -318,20 +294,6 @@ int residual_chunk_count(int rows, int m) {
   return m > 0 ? (m + chunk - 1) / chunk : 1;
 }
 
-template <class T>
-void launch_loss_partials(Stream stream, PointsView pts, const T* res, double* partials) {
-  loss_partials_kernel<T><<<residual_blocks(pts.rows()), kRowThreads, 0, stream>>>(
-      pts.n_int, pts.rows(), res, partials);
-  CUDA_CHECK_LAUNCH("loss_partials_kernel");
-}
-
-void launch_loss_finalize(Stream stream, PointsView pts, const double* partials, int blocks,
-                          double penalty, DeviceScalars* scalars) {
-  loss_finalize_kernel<<<1, kFinalizeThreads, 0, stream>>>(pts.n_int, pts.n_bnd, partials, blocks,
-                                                           penalty, scalars);
-  CUDA_CHECK_LAUNCH("loss_finalize_kernel");
-}
-
 template <class T, int D>
 void launch_features(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
                      int m, T scale_interior, T scale_boundary, T* features, T* scaled_target) {
@@ -363,7 +325,5 @@ RBFPDE_INSTANTIATE(float, 3)
 RBFPDE_INSTANTIATE(double, 2)
 RBFPDE_INSTANTIATE(double, 3)
 #undef RBFPDE_INSTANTIATE
-template void launch_loss_partials<float>(Stream, PointsView, const float*, double*);
-template void launch_loss_partials<double>(Stream, PointsView, const double*, double*);
 
 }  // namespace rbfpde::gpu

@@ -1,12 +1,11 @@
 // Small kernels of the weight solves and of Levenberg–Marquardt: the scalar updates of CG kept on
-// the device (no host round trip per iteration), a whole-CG kernel for small m, the LM damping
-// and the guarded parameter updates after a Cholesky solve.
+// the device (no host round trip per iteration), the ridge rows of the QR weight solve, the LM
+// damping and the guarded parameter updates after a factorisation.
 // Launch shapes: one block for everything that reduces over a vector of m or m(d+2) entries
 // (≤ 20480 at 4096 neurons in 3D: a 1024-thread block reads it in ~20 loads per thread, a few µs);
 // a 2D grid for the O(m²) symmetrisation.
 //   napkin math: cg_step touches 5 vectors of m entries (m = 1024: 40 KB, L2-resident, ~3 µs,
-//   latency-bound); cg_single_block at m ≤ 128 holds A (≤ 128 KB in double) in shared memory and
-//   does 2m² + 10m FLOPs per iteration on one SM (≈ 1 µs per iteration).
+//   latency-bound).
 #include <algorithm>
 #include <cfloat>
 
@@ -18,8 +17,7 @@ namespace rbfpde::gpu {
 namespace {
 
 constexpr int kVectorThreads = 1024;
-constexpr int kSingleBlockThreads = 128;
-constexpr int kSingleBlockMaxNeurons = 128;
+constexpr int kNormThreads = 256;
 
 template <class T>
 struct Limits;
@@ -58,64 +56,35 @@ __global__ void add_to_diagonal_kernel(T* a, int m, T value) {
   if (i < m) a[i + std::size_t(i) * m] += value;
 }
 
-// The CPU's CG, step for step: warm start from w, stop when |r| ≤ tol·|s|, break on dᵀAd ≤ 0.
-// Sums of squares and dᵀAd in double, as the CPU's sum_squares.
+// norms[k] = |column k| of a column-major rows × cols matrix (leading dimension lda): one block a
+// column, the sum of squares in double.
 template <class T>
-__global__ void __launch_bounds__(kSingleBlockThreads)
-    cg_single_block_kernel(const T* __restrict__ a_global, const T* __restrict__ s,
-                           T* __restrict__ w_global, int m, int max_iterations, double tol,
-                           CgState* state) {
-  extern __shared__ unsigned char smem_raw[];
-  T* a = reinterpret_cast<T*>(smem_raw);
-  T* w = a + std::size_t(m) * m;
-  T* r = w + m;
-  T* d = r + m;
-  T* ad = d + m;
+__global__ void __launch_bounds__(kNormThreads)
+    column_norms_kernel(const T* __restrict__ a, int rows, int lda, T* __restrict__ norms) {
   __shared__ double scratch[32];
-  const int tid = threadIdx.x, nt = blockDim.x;
-  for (int t = tid; t < m * m; t += nt) a[t] = a_global[t];
-  for (int i = tid; i < m; i += nt) w[i] = w_global[i];
-  __syncthreads();
-  double ss = 0, rr = 0;
-  for (int i = tid; i < m; i += nt) {
-    T aw = T(0);
-    for (int j = 0; j < m; ++j) aw += a[i + j * m] * w[j];
-    r[i] = s[i] - aw;
-    d[i] = r[i];
-    ss += double(s[i]) * double(s[i]);
-    rr += double(r[i]) * double(r[i]);
-  }
+  const T* col = a + std::size_t(blockIdx.x) * lda;
+  double ss = 0;
+  for (int i = threadIdx.x; i < rows; i += blockDim.x) ss += double(col[i]) * double(col[i]);
   ss = block_sum(ss, scratch);
-  rr = block_sum(rr, scratch);
-  const double s_norm = sqrt(ss);
-  const double stop = tol * (s_norm > 0 ? s_norm : 1.0);
-  int it = 0;
-  for (; it < max_iterations && sqrt(rr) > stop; ++it) {
-    __syncthreads();  // d is complete
-    double dad = 0;
-    for (int i = tid; i < m; i += nt) {
-      T v = T(0);
-      for (int j = 0; j < m; ++j) v += a[i + j * m] * d[j];
-      ad[i] = v;
-      dad += double(d[i]) * double(v);
-    }
-    dad = block_sum(dad, scratch);
-    if (!(dad > 0)) break;  // breakdown: A is only semi-definite along d
-    const T alpha = T(rr / dad);
-    const double rr_new = cg_step_update(alpha, w, r, d, ad, m, scratch);
-    const T beta = T(rr_new / rr);
-    __syncthreads();  // every thread has finished reading d in its matrix-vector product
-    for (int i = tid; i < m; i += nt) d[i] = r[i] + beta * d[i];
-    rr = rr_new;
+  if (threadIdx.x == 0) norms[blockIdx.x] = T(sqrt(ss));
+}
+
+// The ridge rows of the weights' least-squares system: a's rows n … n+m−1 (leading dimension
+// n + m) become relative·max_k norms[k]·I, and y's last m entries zero.
+template <class T>
+__global__ void __launch_bounds__(kVectorThreads)
+    qr_ridge_rows_kernel(T* __restrict__ a, T* __restrict__ y, int n, int m,
+                         const T* __restrict__ norms, T relative) {
+  __shared__ T scratch[32];
+  T local_max = T(0);
+  for (int k = threadIdx.x; k < m; k += blockDim.x) local_max = norms[k] > local_max ? norms[k] : local_max;
+  const T ridge = relative * block_max(local_max, scratch);
+  const std::size_t lda = std::size_t(n) + m;
+  for (std::size_t e = threadIdx.x; e < std::size_t(m) * m; e += blockDim.x) {
+    const int i = int(e % m), k = int(e / m);
+    a[n + i + k * lda] = i == k ? ridge : T(0);
   }
-  for (int i = tid; i < m; i += nt) w_global[i] = w[i];
-  if (tid == 0) {
-    state->rr = rr;
-    state->s_norm = s_norm;
-    state->stop = stop;
-    state->iterations = it;
-    state->done = 1;
-  }
+  for (int k = threadIdx.x; k < m; k += blockDim.x) y[n + k] = T(0);
 }
 
 template <class T>
@@ -169,28 +138,10 @@ __global__ void __launch_bounds__(kVectorThreads)
 }
 
 template <class T>
-__global__ void __launch_bounds__(kVectorThreads)
-    lm_damp_kernel(const T* __restrict__ jtj, T* __restrict__ a, int p, T mu) {
-  __shared__ T scratch[32];
-  T local_max = jtj[0];
-  for (int i = threadIdx.x; i < p; i += blockDim.x) {
-    const T v = jtj[i + std::size_t(i) * p];
-    local_max = v > local_max ? v : local_max;
-  }
-  const T max_diag = block_max(local_max, scratch);
-  const T scaled = max_diag * T(1e-12);
-  const T floor =
-      scaled < Limits<T>::min_normal() ? Limits<T>::min_normal() : scaled;  // std::max order
-  for (int i = threadIdx.x; i < p; i += blockDim.x) {
-    const T v = jtj[i + std::size_t(i) * p];
-    a[i + std::size_t(i) * p] += mu * (v < floor ? floor : v);
-  }
-}
-
-template <class T>
 __global__ void __launch_bounds__(256)
     lm_system_kernel(const T* __restrict__ jtj, const T* __restrict__ jtr, T* __restrict__ a,
-                     T* __restrict__ delta, int p, const T* __restrict__ mu_ptr) {
+                     T* __restrict__ delta, int p, const T* __restrict__ mu_ptr, int damp_begin,
+                     T weight_damping) {
   __shared__ T scratch[32];
   T local_max = jtj[0];
   for (int i = threadIdx.x; i < p; i += blockDim.x) {
@@ -206,17 +157,11 @@ __global__ void __launch_bounds__(256)
        e += std::size_t(gridDim.x) * blockDim.x) {
     const int i = int(e % p), j = int(e / p);
     T v = jtj[e];
-    if (i == j) v += mu * (v < floor ? floor : v);
+    if (i == j) v += (i < damp_begin ? weight_damping : mu) * (v < floor ? floor : v);
     a[e] = v;
   }
   if (blockIdx.x == 0)
     for (int i = threadIdx.x; i < p; i += blockDim.x) delta[i] = -jtr[i];
-}
-
-template <class T>
-__global__ void negate_kernel(const T* __restrict__ in, T* __restrict__ out, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = -in[i];
 }
 
 template <class T>
@@ -251,8 +196,6 @@ __global__ void __launch_bounds__(kVectorThreads)
 
 }  // namespace
 
-int cg_single_block_max_neurons() { return kSingleBlockMaxNeurons; }
-
 template <class T>
 void launch_symmetrize_lower(Stream stream, T* a, int m) {
   if (m == 0) return;
@@ -260,6 +203,20 @@ void launch_symmetrize_lower(Stream stream, T* a, int m) {
   const dim3 grid((m + 31) / 32, (m + 7) / 8);
   symmetrize_lower_kernel<T><<<grid, block, 0, stream>>>(a, m);
   CUDA_CHECK_LAUNCH("symmetrize_lower_kernel");
+}
+
+template <class T>
+void launch_column_norms(Stream stream, const T* a, int rows, int cols, int lda, T* norms) {
+  if (cols == 0) return;
+  column_norms_kernel<T><<<cols, kNormThreads, 0, stream>>>(a, rows, lda, norms);
+  CUDA_CHECK_LAUNCH("column_norms_kernel");
+}
+
+template <class T>
+void launch_qr_ridge_rows(Stream stream, T* a, T* y, int n, int m, const T* norms, T relative) {
+  if (m == 0) return;
+  qr_ridge_rows_kernel<T><<<1, kVectorThreads, 0, stream>>>(a, y, n, m, norms, relative);
+  CUDA_CHECK_LAUNCH("qr_ridge_rows_kernel");
 }
 
 template <class T>
@@ -279,18 +236,6 @@ void launch_add_to_diagonal(Stream stream, T* a, int m, T value) {
 }
 
 template <class T>
-void launch_cg_single_block(Stream stream, const T* a, const T* s, T* w, int m, int max_iterations,
-                            double tol, CgState* state) {
-  if (m > kSingleBlockMaxNeurons) throw std::logic_error("cg_single_block: too many neurons");
-  const std::size_t smem = (std::size_t(m) * m + 4 * std::size_t(m)) * sizeof(T);
-  CUDA_CHECK(cudaFuncSetAttribute(cg_single_block_kernel<T>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  cg_single_block_kernel<T>
-      <<<1, kSingleBlockThreads, smem, stream>>>(a, s, w, m, max_iterations, tol, state);
-  CUDA_CHECK_LAUNCH("cg_single_block_kernel");
-}
-
-template <class T>
 void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_iterations,
                     double tol, CgState* state) {
   cg_init_kernel<T><<<1, kVectorThreads, 0, stream>>>(s, r, d, m, max_iterations, tol, state);
@@ -305,26 +250,14 @@ void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max
 }
 
 template <class T>
-void launch_lm_damp(Stream stream, const T* jtj, T* a, int p, T mu) {
-  lm_damp_kernel<T><<<1, kVectorThreads, 0, stream>>>(jtj, a, p, mu);
-  CUDA_CHECK_LAUNCH("lm_damp_kernel");
-}
-
-template <class T>
 void launch_lm_system(Stream stream, const T* jtj, const T* jtr, T* a, T* delta, int p,
-                      const T* mu) {
+                      const T* mu, int damp_begin, T weight_damping) {
   if (p == 0) return;
   const std::size_t pp = std::size_t(p) * p;
   const int blocks = int(std::min<std::size_t>((pp + 255) / 256, 264));
-  lm_system_kernel<T><<<blocks, 256, 0, stream>>>(jtj, jtr, a, delta, p, mu);
+  lm_system_kernel<T><<<blocks, 256, 0, stream>>>(jtj, jtr, a, delta, p, mu, damp_begin,
+                                                   weight_damping);
   CUDA_CHECK_LAUNCH("lm_system_kernel");
-}
-
-template <class T>
-void launch_negate(Stream stream, const T* in, T* out, int n) {
-  if (n == 0) return;
-  negate_kernel<T><<<(n + 255) / 256, 256, 0, stream>>>(in, out, n);
-  CUDA_CHECK_LAUNCH("negate_kernel");
 }
 
 template <class T>
@@ -346,13 +279,11 @@ void launch_accept_weights(Stream stream, const T* solution, const int* info, T*
   template void launch_symmetrize_lower<T>(Stream, T*, int);                                   \
   template void launch_add_to_diagonal<T>(Stream, T*, int, T);                                 \
   template void launch_sum_slabs_symmetric<T>(Stream, const T*, int, T*, int);                 \
-  template void launch_cg_single_block<T>(Stream, const T*, const T*, T*, int, int, double,    \
-                                          CgState*);                                           \
   template void launch_cg_init<T>(Stream, const T*, const T*, T*, int, int, double, CgState*); \
   template void launch_cg_step<T>(Stream, const T*, T*, T*, T*, int, int, CgState*);           \
-  template void launch_lm_damp<T>(Stream, const T*, T*, int, T);                               \
-  template void launch_negate<T>(Stream, const T*, T*, int);                                   \
-  template void launch_lm_system<T>(Stream, const T*, const T*, T*, T*, int, const T*);        \
+  template void launch_lm_system<T>(Stream, const T*, const T*, T*, T*, int, const T*, int, T); \
+  template void launch_column_norms<T>(Stream, const T*, int, int, int, T*);                   \
+  template void launch_qr_ridge_rows<T>(Stream, T*, T*, int, int, const T*, T);                \
   template void launch_lm_apply<T>(Stream, const T*, const T*, const int*, T*, int, int, T,    \
                                    DeviceScalars*);                                            \
   template void launch_accept_weights<T>(Stream, const T*, const int*, T*, int, DeviceScalars*);

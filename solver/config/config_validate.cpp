@@ -167,9 +167,9 @@ TrainingConfig read_training(const Field& field, const ModelConfig& model) {
   field.check_map({"method", "points", "penalty", "max_cycles", "tolerance", "time_limit", "gd",
                    "cg", "lm", "adam", "lbfgs", "seed"});
   if (const Field f = field.child("method"); f.present()) {
-    training.method = read_choice(f, {"gdcg", "lm", "adam"});
+    training.method = read_choice(f, {"varpro", "gdcg", "lm", "adam"});
     if (model.type == "rbf" && training.method == "adam") {
-      f.fail("expected gdcg or lm for model.type rbf, found \"adam\"");
+      f.fail("expected varpro, lm or gdcg for model.type rbf, found \"adam\"");
     }
     if (model.type == "mlp" && training.method != "adam") {
       f.fail("expected adam for model.type mlp, found \"" + training.method + "\"");
@@ -184,7 +184,9 @@ TrainingConfig read_training(const Field& field, const ModelConfig& model) {
       training.points_boundary = read_int(f, 1, kPositiveInteger);
     }
     if (const Field f = points.child("resample_every"); f.present()) {
-      training.resample_every = read_int(f, 1, kPositiveInteger);
+      training.resample_every = read_int(f, 0, kNonNegativeInteger);
+      // 0 keeps one batch for the whole run: the RBF trainers' fixed collocation set.
+      if (model.type == "mlp" && training.resample_every == 0) f.fail_expected(kPositiveInteger);
     }
   }
   if (const Field f = field.child("penalty"); f.present()) {

@@ -6,11 +6,17 @@
 
 namespace rbfpde {
 
-double minimum_width(const Domain& domain) {
+double point_spacing(const Domain& domain, long interior_points) {
+  return std::pow(domain.measure() / double(std::max(1L, interior_points)), 1.0 / domain.dim());
+}
+
+double minimum_width(const Domain& domain, const TrainingConfig& training) {
   double lo[3], hi[3], d2 = 0;
   domain.bounding_box(lo, hi);
   for (int j = 0; j < domain.dim(); ++j) d2 += (hi[j] - lo[j]) * (hi[j] - lo[j]);
-  return 1e-3 * std::sqrt(d2);
+  const double floor = 1e-3 * std::sqrt(d2);
+  if (training.method != "varpro") return floor;
+  return std::max(floor, kVpWidthPerSpacing * point_spacing(domain, training.points_interior));
 }
 
 namespace {

@@ -17,8 +17,16 @@ struct RbfInit {
 
 RbfInit initial_rbf_parameters(const Domain& domain, const ModelConfig& model, Rng& rng);
 
-// Smallest width training may produce: a thousandth of the bounding-box diagonal.
-double minimum_width(const Domain& domain);
+// The mean spacing of `interior_points` points spread evenly over the domain: (|Ω|/N)^(1/d).
+double point_spacing(const Domain& domain, long interior_points);
+
+// Variable projection keeps every width at least this many interior point spacings: a narrower
+// Gaussian can fit the collocation points with a spike between them.
+inline double kVpWidthPerSpacing = 1.0;
+
+// Smallest width training may produce: a thousandth of the bounding-box diagonal, and for
+// varpro kVpWidthPerSpacing interior point spacings when that is more.
+double minimum_width(const Domain& domain, const TrainingConfig& training);
 
 template <class T>
 RbfParameters<T> convert_parameters(const RbfParameters<double>& p) {

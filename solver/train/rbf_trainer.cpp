@@ -101,7 +101,10 @@ TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const Re
   // Least-squares weights for fresh centres: both methods start from the best weights the
   // initial network can have, as the reference LM run did. A trained model keeps its own.
   auto t0 = Clock::now();
-  if (solve_initial_weights) backend_.solve_weights_direct(T(0));
+  if (config_.training.method == "varpro")
+    backend_.solve_weights_qr();
+  else if (solve_initial_weights)
+    backend_.solve_weights_direct(T(0));
   out.times.weights += since(t0);
   state_.reference_loss = backend_.residuals().loss;
   state_.params = backend_.parameters();
@@ -122,7 +125,8 @@ template <class T>
 TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
                                 const StopFn& should_stop) {
   const TrainingConfig& tc = config_.training;
-  const bool lm = tc.method == "lm";
+  const bool vp = tc.method == "varpro";
+  const bool lm = tc.method == "lm" || vp;
   const double kMinDamping = min_damping<T>();
   const auto start = Clock::now();
   const double seconds_before = state_.seconds;
@@ -140,9 +144,18 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
   if (!finite(loss)) diverge("the loss of the initial network is not finite");
 
   while (!out.diverged && state_.cycle < tc.max_cycles) {
-    const bool fresh = state_.cycle > 0 && state_.cycle % tc.resample_every == 0;
+    const bool fresh = state_.cycle > 0 && tc.resample_every > 0 &&
+                       state_.cycle % tc.resample_every == 0;
     const bool fused_draw = fresh && !lm && backend_.draws_batches();
-    if (fresh) draw_batch(out.times, fused_draw);
+    if (fresh) {
+      draw_batch(out.times, fused_draw);
+      // Variable projection steps from least-squares weights on the batch they are taken on.
+      if (vp) {
+        auto t0 = Clock::now();
+        backend_.solve_weights_qr();
+        out.times.weights += since(t0);
+      }
+    }
     ++state_.cycle;
     if (lm) {
       auto t0 = Clock::now();
@@ -151,7 +164,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       bool accepted = false;
       // Marquardt's rule: shrink μ after a success, grow it until the step helps.
       for (int attempt = 0; attempt < 12; ++attempt) {
-        after = backend_.lm_try(T(state_.mu));
+        after = vp ? backend_.vp_try(T(state_.mu)) : backend_.lm_try(T(state_.mu));
         if (finite(after) && after.loss < before.loss) {
           accepted = true;
           // Below a few ulps of the scalar the damping no longer regularises anything.

@@ -63,7 +63,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   BackendOptions bopt;
   bopt.dim = problem.dim();
   bopt.penalty = config.training.penalty;
-  bopt.min_width = minimum_width(problem.domain());
+  bopt.min_width = minimum_width(problem.domain(), config.training);
   std::unique_ptr<RbfBackend<T>> backend = make_backend<T>(backend_name, bopt);
   result.device = backend->device_name();
   try {

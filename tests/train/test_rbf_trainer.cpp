@@ -47,7 +47,7 @@ double train_seed(const std::string& method, long cycles, TrainOutcome* outcome 
   BackendOptions opt;
   opt.dim = 2;
   opt.penalty = config.training.penalty;
-  opt.min_width = minimum_width(problem.domain());
+  opt.min_width = minimum_width(problem.domain(), config.training);
   auto backend = make_cpu_backend<T>(opt);
   RbfTrainer<T> trainer(config, problem, *backend);
   const auto t0 = std::chrono::steady_clock::now();
