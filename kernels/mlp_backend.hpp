@@ -42,9 +42,6 @@ struct MlpOptions {
   std::vector<double> input_min, input_max;
 };
 
-// "tanh" | "sin" | "sigmoid"; throws std::invalid_argument otherwise.
-Activation parse_activation(const std::string& name);
-
 // d, hidden widths…, 1.
 inline std::vector<int> mlp_layer_sizes(int dim, const std::vector<int>& hidden) {
   std::vector<int> sizes{dim};

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/host_device.hpp"
 
@@ -110,6 +112,48 @@ RBFPDE_HD void activation_value_slope(Activation a, T z, T& s, T& d1) {
       d1 = T(1) - s * s;
       break;
   }
+}
+
+// ---- The streams through one activation, per unit and point --------------------------------
+// Written once for the CPU reference and every CUDA kernel, which keep their own loops and
+// layouts around them. With z the pre-activation, A_j = W ∂h/∂x_j its first-derivative streams,
+// C = W Δh its Laplacian stream and S = Σ_j A_j², the streams of h' = σ(z) are
+//   ∂h'/∂x_j = σ' A_j,   Δh' = σ'' S + σ' C,
+// and the adjoints, from those of the output streams h̄, ḡ_j, l̄ back to z̄, Ā_j, C̄:
+//   z̄ = h̄ σ' + σ'' Σ_j ḡ_j A_j + l̄ (σ''' S + σ'' C),   Ā_j = ḡ_j σ' + 2 l̄ σ'' A_j,   C̄ = l̄ σ'.
+template <class T>
+RBFPDE_HD T stream_slope(const ActivationTerms<T>& t, T a) {
+  return t.d1 * a;
+}
+// sum_sq = S, c = C.
+template <class T>
+RBFPDE_HD T stream_laplacian(const ActivationTerms<T>& t, T sum_sq, T c) {
+  return t.d2 * sum_sq + t.d1 * c;
+}
+// z̄ from h̄, Σ_j ḡ_j A_j, l̄, S and C.
+template <class T>
+RBFPDE_HD T adjoint_value(const ActivationTerms<T>& t, T hbar, T gbar_dot_a, T lbar, T sum_sq,
+                          T c) {
+  return hbar * t.d1 + t.d2 * gbar_dot_a + lbar * (t.d3 * sum_sq + t.d2 * c);
+}
+// Ā_j from ḡ_j, l̄ and A_j.
+template <class T>
+RBFPDE_HD T adjoint_slope(const ActivationTerms<T>& t, T gbar, T lbar, T a) {
+  return gbar * t.d1 + T(2) * lbar * t.d2 * a;
+}
+// C̄ from l̄.
+template <class T>
+RBFPDE_HD T adjoint_laplacian(const ActivationTerms<T>& t, T lbar) {
+  return lbar * t.d1;
+}
+
+// "tanh" | "sin" | "sigmoid"; throws std::invalid_argument otherwise.
+inline Activation parse_activation(const std::string& name) {
+  if (name == "tanh") return Activation::kTanh;
+  if (name == "sin") return Activation::kSin;
+  if (name == "sigmoid") return Activation::kSigmoid;
+  throw std::invalid_argument("unknown activation \"" + name +
+                              "\" (expected tanh, sin or sigmoid)");
 }
 
 }  // namespace rbfpde

@@ -26,14 +26,6 @@
 
 namespace rbfpde {
 
-Activation parse_activation(const std::string& name) {
-  if (name == "tanh") return Activation::kTanh;
-  if (name == "sin") return Activation::kSin;
-  if (name == "sigmoid") return Activation::kSigmoid;
-  throw std::invalid_argument("unknown activation \"" + name +
-                              "\" (expected tanh, sin or sigmoid)");
-}
-
 namespace {
 
 template <class T>
@@ -281,11 +273,10 @@ class CpuMlpBackend final : public MlpBackend<T> {
           T s = T(0);
           for (int j = 0; j < d; ++j) {
             const T a = p(r, (1 + j) * nb + i);
-            xn(r, (1 + j) * nb + i) = t.d1 * a;
+            xn(r, (1 + j) * nb + i) = stream_slope(t, a);
             s += a * a;
           }
-          const T c = p(r, (d + 1) * nb + i);
-          xn(r, (d + 1) * nb + i) = t.d2 * s + t.d1 * c;
+          xn(r, (d + 1) * nb + i) = stream_laplacian(t, s, p(r, (d + 1) * nb + i));
         }
       }
     }
@@ -307,9 +298,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
       if (l == 1) break;
       blk.xbar.noalias() = weights(l).transpose() * blk.pbar;
       // Through hidden layer l−1's activation: x̄ (adjoint of its output stack) → p̄ (adjoint
-      // of its pre-activation stack). With A_j = W ∂h/∂x_j, C = W Δh, S = Σ A_j²:
-      //   z̄ = h̄ σ' + Σ_j ḡ_j σ'' A_j + l̄ (σ''' S + σ'' C),  Ā_j = ḡ_j σ' + 2 l̄ σ'' A_j,
-      //   C̄ = l̄ σ'.
+      // of its pre-activation stack; mlp_math.hpp's adjoint_*).
       const int h = l - 1;
       const Eigen::Index n = sizes_[h];
       const Matrix<T>& p = blk.p[h - 1];
@@ -323,22 +312,19 @@ class CpuMlpBackend final : public MlpBackend<T> {
       const Matrix<T>& d3 = blk.d3[h - 1];
       for (Eigen::Index i = 0; i < nb; ++i) {
         for (Eigen::Index r = 0; r < n; ++r) {
-          const T s1 = d1(r, i), s2 = d2(r, i), s3 = d3(r, i);
+          const ActivationTerms<T> t{T(0), d1(r, i), d2(r, i), d3(r, i)};
           const T lbar = blk.xbar(r, (d + 1) * nb + i);
-          const T c = p(r, (d + 1) * nb + i);
-          T zbar = blk.xbar(r, i) * s1;
-          T s = T(0);
+          T s = T(0), dot = T(0);
           for (int j = 0; j < d; ++j) {
             const Eigen::Index col = (1 + j) * nb + i;
             const T a = p(r, col);
             const T gbar = blk.xbar(r, col);
             s += a * a;
-            zbar += gbar * s2 * a;
-            blk.pbar(r, col) = gbar * s1 + T(2) * lbar * s2 * a;
+            dot += gbar * a;
+            blk.pbar(r, col) = adjoint_slope(t, gbar, lbar, a);
           }
-          zbar += lbar * (s3 * s + s2 * c);
-          blk.pbar(r, i) = zbar;
-          blk.pbar(r, (d + 1) * nb + i) = lbar * s1;
+          blk.pbar(r, i) = adjoint_value(t, blk.xbar(r, i), dot, lbar, s, p(r, (d + 1) * nb + i));
+          blk.pbar(r, (d + 1) * nb + i) = adjoint_laplacian(t, lbar);
         }
       }
     }

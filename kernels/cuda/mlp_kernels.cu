@@ -470,15 +470,15 @@ MLP_HD void activation_forward(T* __restrict__ X, T* __restrict__ Z, Activation 
     T sum = T(0);
     for (int j = 1; j <= d; ++j) {
       const T a = z[j * P];
-      x[j * P] = t.d1 * a;
+      x[j * P] = stream_slope(t, a);
       sum += a * a;
     }
-    x[(d + 1) * P] = t.d2 * sum + t.d1 * z[(d + 1) * P];
+    x[(d + 1) * P] = stream_laplacian(t, sum, z[(d + 1) * P]);
   }
 }
 
-// In place, X̄ → P̄ through the activation (the CPU backend's formulas):
-//   z̄ = h̄ σ' + Σ_j ḡ_j σ'' A_j + l̄ (σ''' S + σ'' C),  Ā_j = ḡ_j σ' + 2 l̄ σ'' A_j,  C̄ = l̄ σ'.
+// In place, X̄ → P̄ through the activation (mlp_math.hpp's adjoint_value, adjoint_slope,
+// adjoint_laplacian).
 // from_value: Z's value rows hold σ(z) (activation_forward).
 template <class T>
 MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Activation act, int d,
@@ -493,19 +493,16 @@ MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Act
     }
     const ActivationTerms<T> t = activation_terms_at(act, z[0], from_value);
     const T lbar = xb[(d + 1) * P];
-    const T c = z[(d + 1) * P];
-    T zbar = xb[0] * t.d1;
-    T sum = T(0);
+    T sum = T(0), dot = T(0);
     for (int j = 1; j <= d; ++j) {
       const T a = z[j * P];
       const T gbar = xb[j * P];
       sum += a * a;
-      zbar += gbar * t.d2 * a;
-      xb[j * P] = gbar * t.d1 + T(2) * lbar * t.d2 * a;
+      dot += gbar * a;
+      xb[j * P] = adjoint_slope(t, gbar, lbar, a);
     }
-    zbar += lbar * (t.d3 * sum + t.d2 * c);
-    xb[0] = zbar;
-    xb[(d + 1) * P] = lbar * t.d1;
+    xb[0] = adjoint_value(t, xb[0], dot, lbar, sum, z[(d + 1) * P]);
+    xb[(d + 1) * P] = adjoint_laplacian(t, lbar);
   }
 }
 

@@ -165,21 +165,21 @@ __device__ __forceinline__ void pt_activate(T (&z)[4], Activation act) {
   const ActivationTerms<T> t = activation_terms_at(act, z[0], FromValue);
   const T ax = z[1], ay = z[2];
   z[0] = t.s;
-  z[1] = t.d1 * ax;
-  z[2] = t.d1 * ay;
-  z[3] = t.d2 * (ax * ax + ay * ay) + t.d1 * z[3];
+  z[1] = stream_slope(t, ax);
+  z[2] = stream_slope(t, ay);
+  z[3] = stream_laplacian(t, ax * ax + ay * ay, z[3]);
 }
 
-// X̄ → P̄ in place at the scratch row z (activation_backward's formulas).
+// X̄ → P̄ in place at the scratch row z (mlp_math.hpp's adjoint_*).
 template <class T, bool FromValue>
 __device__ __forceinline__ void pt_adjoint(T (&xb)[4], const T (&z)[4], Activation act) {
   const ActivationTerms<T> t = activation_terms_at(act, z[0], FromValue);
   const T ax = z[1], ay = z[2], c = z[3];
   const T hb = xb[0], gx = xb[1], gy = xb[2], lb = xb[3];
-  xb[0] = hb * t.d1 + t.d2 * (gx * ax + gy * ay) + lb * (t.d3 * (ax * ax + ay * ay) + t.d2 * c);
-  xb[1] = gx * t.d1 + T(2) * lb * t.d2 * ax;
-  xb[2] = gy * t.d1 + T(2) * lb * t.d2 * ay;
-  xb[3] = lb * t.d1;
+  xb[0] = adjoint_value(t, hb, gx * ax + gy * ay, lb, ax * ax + ay * ay, c);
+  xb[1] = adjoint_slope(t, gx, lb, ax);
+  xb[2] = adjoint_slope(t, gy, lb, ay);
+  xb[3] = adjoint_laplacian(t, lb);
 }
 
 // Packed (boundary) tiles: every slot a value. Rolled loops over a local copy, not inlined:
