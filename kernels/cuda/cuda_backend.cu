@@ -31,6 +31,8 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/blas.hpp"
+#include "kernels/cuda/common/graph_cache.hpp"
+#include "kernels/cuda/common/pinned.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/device_sampler.hpp"
@@ -54,22 +56,6 @@ constexpr int kSplitKMaxNeurons = 1536;
 constexpr int kSplitKMinRows = 8192;
 // Graphs kept per backend: a trainer alternates at most between a drawing and a non-drawing cycle.
 constexpr std::size_t kMaxGraphs = 8;
-
-// Pinned host memory, for the copies captured in a graph.
-template <class V>
-class PinnedValue {
- public:
-  PinnedValue() { CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), sizeof(V))); *ptr_ = V{}; }
-  ~PinnedValue() {
-    if (ptr_ && cudaFreeHost(ptr_) != cudaSuccess) std::fprintf(stderr, "rbfpde: cudaFreeHost failed\n");
-  }
-  PinnedValue(const PinnedValue&) = delete;
-  PinnedValue& operator=(const PinnedValue&) = delete;
-  V* get() { return ptr_; }
-
- private:
-  V* ptr_ = nullptr;
-};
 
 // How often the multi-kernel CG path asks the host whether it has converged: a sync costs about
 // as much as a few iterations, so check rarely.
@@ -256,18 +242,16 @@ class CudaRbfBackend final : public RbfBackend<T> {
       return RbfBackend<T>::gdcg_cycle(c);
     prepare_solver_buffers();
     const std::vector<double> key = graph_key(c);
-    cudaGraphExec_t exec = nullptr;
-    for (auto& g : graphs_)
-      if (g.key == key) exec = g.exec;
+    cudaGraphExec_t exec = graphs_.find(key);
     if (!exec) exec = capture_cycle(c, key);
-    *pinned_index_.get() = c.batch_index;
+    pinned_index_[0] = c.batch_index;
     CUDA_CHECK(cudaGraphLaunch(exec, stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (c.draw) device_drawn_ = true;
     lm_prepared_ = false;
     invalidate_features();
     res_stale_ = true;
-    return to_loss_parts(*pinned_scalars_.get());
+    return to_loss_parts(pinned_scalars_[0]);
   }
 
   LossParts residuals() override {
@@ -389,7 +373,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
               [&] { enqueue_lm_prepare(); });
     lm_prepared_ = true;
     res_stale_ = false;
-    return to_loss_parts(*pinned_scalars_.get());
+    return to_loss_parts(pinned_scalars_[0]);
   }
 
   LossParts lm_try(T mu) override {
@@ -402,14 +386,14 @@ class CudaRbfBackend final : public RbfBackend<T> {
     int lwork = 0;
     CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
     work_.resize(std::max(lwork, 1));
-    *pinned_mu_.get() = mu;
+    pinned_mu_[0] = mu;
     run_graph({-2.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
                ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
                ptr_key(theta0_.data()), ptr_key(chunk_sums_.data()), double(lwork)},
               [&] { enqueue_lm_try(p, lwork, 0, true); });
     invalidate_features();
     res_stale_ = false;
-    const DeviceScalars& scalars = *pinned_scalars_.get();
+    const DeviceScalars& scalars = pinned_scalars_[0];
     if (scalars.step_rejected) {
       LossParts bad;
       bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
@@ -428,7 +412,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     int lwork = 0;
     CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
     work_.resize(std::max(lwork, 1));
-    *pinned_mu_.get() = mu;
+    pinned_mu_[0] = mu;
     // The step (without residuals) is one graph; the weight solve that follows has its own calls.
     run_graph({-3.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
                ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
@@ -653,34 +637,19 @@ class CudaRbfBackend final : public RbfBackend<T> {
   cudaGraphExec_t capture_cycle(const typename RbfBackend<T>::GdcgCycle& c,
                                 const std::vector<double>& key) {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
-    cudaGraph_t graph = nullptr;
-    try {
+    cudaGraphExec_t exec = gpu::capture_graph(stream_, cudaStreamCaptureModeRelaxed, [&] {
       if (c.draw) {
-        CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), pinned_index_.get(),
+        CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), pinned_index_.data(),
                                    sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream_));
         enqueue_draw(c.seed);
       }
       enqueue_gd_steps(c.gd_steps, c.learning_rate);
       // The loss before the CG (the CG writes its own scalars after it in the same struct).
-      CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.get(), scalars_.data(), sizeof(DeviceScalars),
+      CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.data(), scalars_.data(), sizeof(DeviceScalars),
                                  cudaMemcpyDeviceToHost, stream_));
       enqueue_solve_cg(c.cg_iterations, c.cg_tolerance);
-    } catch (...) {
-      cudaStreamEndCapture(stream_, &graph);
-      if (graph) cudaGraphDestroy(graph);
-      throw;
-    }
-    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    CUDA_CHECK(status);
-    if (graphs_.size() >= kMaxGraphs) {
-      cudaGraphExecDestroy(graphs_.front().exec);
-      graphs_.erase(graphs_.begin());
-    }
-    graphs_.push_back({key, exec});
+    });
+    graphs_.insert(key, exec);
     return exec;
   }
 
@@ -691,48 +660,30 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // stream synchronised.
   template <class Enqueue>
   void run_graph(const std::vector<double>& key, const Enqueue& enqueue) {
-    cudaGraphExec_t exec = nullptr;
-    for (auto& g : graphs_)
-      if (g.key == key) exec = g.exec;
+    cudaGraphExec_t exec = graphs_.find(key);
     if (!exec && graphs_usable_) {
       CUDA_CHECK(cudaStreamSynchronize(stream_));
-      CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
-      cudaGraph_t graph = nullptr;
-      bool captured = true;
       try {
-        enqueue();
-        CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.get(), scalars_.data(), sizeof(DeviceScalars),
-                                   cudaMemcpyDeviceToHost, stream_));
+        exec = gpu::capture_graph(stream_, cudaStreamCaptureModeRelaxed, [&] {
+          enqueue();
+          CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.data(), scalars_.data(),
+                                     sizeof(DeviceScalars), cudaMemcpyDeviceToHost, stream_));
+        });
+        graphs_.insert(key, exec);
       } catch (const std::exception&) {
-        captured = false;
-      }
-      const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
-      if (captured && end == cudaSuccess && graph &&
-          cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
-        remember_graph(key, exec);
-      } else {
         exec = nullptr;
         graphs_usable_ = false;  // this library version cannot be captured: stop trying
         (void)cudaGetLastError();
       }
-      if (graph) cudaGraphDestroy(graph);
     }
     if (exec) {
       CUDA_CHECK(cudaGraphLaunch(exec, stream_));
     } else {
       enqueue();
-      CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.get(), scalars_.data(), sizeof(DeviceScalars),
+      CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.data(), scalars_.data(), sizeof(DeviceScalars),
                                  cudaMemcpyDeviceToHost, stream_));
     }
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-  }
-
-  void remember_graph(const std::vector<double>& key, cudaGraphExec_t exec) {
-    if (graphs_.size() >= kMaxGraphs) {
-      cudaGraphExecDestroy(graphs_.front().exec);
-      graphs_.erase(graphs_.begin());
-    }
-    graphs_.push_back({key, exec});
   }
 
   void enqueue_lm_prepare() {
@@ -762,7 +713,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // vp_weight_damping instead of μ.
   void enqueue_lm_try(int p, int lwork, int damp_begin, bool with_residuals) {
     // μ travels as a value in pinned memory, copied by the graph, so one graph serves every μ.
-    CUDA_CHECK(cudaMemcpyAsync(lm_mu_.data(), pinned_mu_.get(), sizeof(T), cudaMemcpyHostToDevice,
+    CUDA_CHECK(cudaMemcpyAsync(lm_mu_.data(), pinned_mu_.data(), sizeof(T), cudaMemcpyHostToDevice,
                                stream_));
     gpu::launch_lm_system<T>(stream_, jtj_.data(), jtr_.data(), lm_a_.data(), delta_.data(), p,
                              lm_mu_.data(), damp_begin, vp_weight_damping<T>());
@@ -773,12 +724,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (with_residuals) enqueue_residuals();
   }
 
-  void drop_graphs() {
-    for (auto& g : graphs_)
-      if (g.exec && cudaGraphExecDestroy(g.exec) != cudaSuccess)
-        std::fprintf(stderr, "rbfpde: cudaGraphExecDestroy failed\n");
-    graphs_.clear();
-  }
+  void drop_graphs() { graphs_.clear(); }
 
   DeviceScalars read_scalars() {
     DeviceScalars host;
@@ -890,11 +836,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
   cublasHandle_t cublas_ = nullptr;
   cusolverDnHandle_t cusolver_ = nullptr;
 
-  struct CachedGraph {
-    std::vector<double> key;
-    cudaGraphExec_t exec = nullptr;
-  };
-
   CollocationBatch host_batch_;
   int m_ = 0;
   PointsView pts_;
@@ -902,16 +843,16 @@ class CudaRbfBackend final : public RbfBackend<T> {
   bool device_drawn_ = false;
   bool res_stale_ = false;  // res_ predates the last change of θ or batch
   std::unique_ptr<gpu::DeviceSampler> sampler_;
-  std::vector<CachedGraph> graphs_;
+  gpu::GraphCache<std::vector<double>> graphs_{kMaxGraphs};
   cudaStream_t side_streams_[kSlabs] = {};
   cublasHandle_t side_cublas_[kSlabs] = {};
   cudaEvent_t joins_[kSlabs] = {};
   cudaEvent_t fork_ = nullptr;
   DeviceBuffer<unsigned char> side_workspace_;
   DeviceBuffer<T> slab_partials_;
-  PinnedValue<std::uint64_t> pinned_index_;
-  PinnedValue<DeviceScalars> pinned_scalars_;
-  PinnedValue<T> pinned_mu_;
+  gpu::PinnedBuffer<std::uint64_t> pinned_index_{1};
+  gpu::PinnedBuffer<DeviceScalars> pinned_scalars_{1};
+  gpu::PinnedBuffer<T> pinned_mu_{1};
   bool graphs_usable_ = true;
 
   DeviceBuffer<T> theta_, theta0_, grad_;

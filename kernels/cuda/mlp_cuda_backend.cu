@@ -1,26 +1,28 @@
-// The CUDA MLP backend (DESIGN.md §3): parameters, Adam moments, the batch and every activation
-// stay on the device; the kernels are in mlp_kernels.cu (variants 3 and 4 in mlp_fast_kernel.cu
-// and mlp_point_kernel.cu). One loss+gradient+Adam step is two
-// kernels (the fused pass, then the fixed-order reduction with Adam); train_steps() captures a
-// chunk of K steps as one CUDA graph (the per-step learning rates and bias corrections in a small
-// device array, the early stop in a device flag), so that the host syncs once per chunk. Once
-// set_problem has compiled the problem's sampler (device_sampler.hpp, shared with the RBF
-// backend), batches are drawn on the device too, also inside a chunk's graph (a step that
-// draws: the sampler's two launches, interior and boundary, before its pass), so that training
-// with a fresh batch every step still syncs once per chunk and no batch crosses the bus.
+// The CUDA MLP backend (docs/mathematics.md has the streams and their adjoints): parameters,
+// Adam moments, the batch and every activation stay on the device; the pass kernels are planned
+// and launched through mlp_kernels.hpp (the tiled kernel in mlp_kernels.cu, the point-stationary
+// one in mlp_point_kernel.cu). One loss+gradient+Adam step is two kernels (the fused pass, then
+// the fixed-order reduction with Adam); train_steps() captures a chunk of K steps as one CUDA
+// graph (the per-step learning rates and bias corrections in a small device array, the early
+// stop in a device flag), so that the host syncs once per chunk. Once set_problem has compiled
+// the problem's sampler (device_sampler.hpp, shared with the RBF backend), batches are drawn on
+// the device too, also inside a chunk's graph (a step that draws: the sampler's two launches,
+// interior and boundary, before its pass), so that training with a fresh batch every step still
+// syncs once per chunk and no batch crosses the bus.
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/common/graph_cache.hpp"
+#include "kernels/cuda/common/pinned.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/device_sampler.hpp"
@@ -31,39 +33,11 @@ namespace rbfpde {
 namespace {
 
 using gpu::DeviceBuffer;
-
-// Pinned host memory for the per-chunk transfers (owning, not copyable).
-template <class T>
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t n) {
-    void* p = nullptr;
-    CUDA_CHECK(cudaMallocHost(&p, n * sizeof(T)));
-    ptr_ = static_cast<T*>(p);
-  }
-  ~PinnedBuffer() {
-    if (ptr_ && cudaFreeHost(ptr_) != cudaSuccess)
-      std::fprintf(stderr, "rbfpde: cudaFreeHost failed\n");
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    return *this;
-  }
-  T* data() { return ptr_; }
-  T& operator[](std::size_t i) { return ptr_[i]; }
-
- private:
-  T* ptr_ = nullptr;
-};
+using gpu::PinnedBuffer;
 
 // Steps one graph holds at most; longer requests run as several graphs.
 constexpr int kMaxGraphSteps = 1000;
-// Graphs kept (by chunk shape: length and the steps that draw), the least recently used dropped
-// beyond: chunk shapes repeat with the reports and the draws, but a resample_every prime to
-// report_every could otherwise make one per chunk forever.
+// Graphs kept, the least recently used dropped beyond.
 constexpr std::size_t kMaxCachedGraphs = 8;
 
 template <class T>
@@ -99,7 +73,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   }
 
   ~CudaMlpBackend() override {
-    clear_graphs();
+    graphs_.clear();
     if (stream_ && cudaStreamDestroy(stream_) != cudaSuccess)
       std::fprintf(stderr, "rbfpde: cudaStreamDestroy failed\n");
   }
@@ -181,7 +155,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   void set_problem(const Problem& problem) override {
     if (problem.dim() != net_.dim) throw std::invalid_argument("problem of the wrong dimension");
     sampler_.reset();
-    clear_graphs();
+    graphs_.clear();
     sampler_ = std::make_unique<gpu::DeviceSampler>(problem, sizeof(T) == sizeof(double));
   }
 
@@ -307,12 +281,18 @@ class CudaMlpBackend final : public MlpBackend<T> {
   }
 
  private:
-  struct Graph {
-    cudaGraphExec_t exec = nullptr;
+  // What a chunk's graph bakes in besides the buffers and the tiling (which clear the cache when
+  // they change): the steps that draw (their count: the chunk's length), the draws' seed, Adam's
+  // constants and the early stop.
+  struct GraphKey {
+    std::vector<bool> draws;
+    std::uint64_t seed = 0;
     T beta1 = 0, beta2 = 0, epsilon = 0;
     double stop_below = 0;
-    std::uint64_t seed = 0;
-    unsigned long long last_used = 0;  // graph_for's call count when last returned
+    bool operator==(const GraphKey& o) const {
+      return draws == o.draws && seed == o.seed && beta1 == o.beta1 && beta2 == o.beta2 &&
+             epsilon == o.epsilon && stop_below == o.stop_below;
+    }
   };
 
   // Sizes the batch's buffers (and the residuals, partials and scratch that follow from it) for
@@ -346,7 +326,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
         old.points != tiling_.points || old.tiles_interior != tiling_.tiles_interior ||
         old.tiles_boundary != tiling_.tiles_boundary || old.variant != tiling_.variant ||
         old.overlap != tiling_.overlap || old.overlap_reduce != tiling_.overlap_reduce)
-      clear_graphs();
+      graphs_.clear();
   }
 
   // The sampler's two launches, interior then boundary (the same points as one launch over
@@ -431,70 +411,24 @@ class CudaMlpBackend final : public MlpBackend<T> {
   // The graph of a chunk of draws.size() steps, step i drawing first when draws[i].
   cudaGraphExec_t graph_for(const std::vector<bool>& draws, std::uint64_t seed, T beta1, T beta2,
                             T epsilon, double stop_below) {
-    const int k = int(draws.size());
-    ++graph_calls_;
-    auto it = graphs_.find(draws);
-    if (it != graphs_.end()) {
-      Graph& g = it->second;
-      if (g.beta1 == beta1 && g.beta2 == beta2 && g.epsilon == epsilon &&
-          g.stop_below == stop_below && g.seed == seed) {
-        g.last_used = graph_calls_;
-        return g.exec;
-      }
-      CUDA_CHECK(cudaGraphExecDestroy(g.exec));
-      graphs_.erase(it);
-    }
-    if (graphs_.size() >= kMaxCachedGraphs) {
-      auto oldest = std::min_element(
-          graphs_.begin(), graphs_.end(),
-          [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
-      CUDA_CHECK(cudaGraphExecDestroy(oldest->second.exec));
-      graphs_.erase(oldest);
-    }
-    gpu::MlpAdamArgs<T> adam;
-    adam.enabled = true;
-    adam.theta = theta_.data();
-    adam.m = m_.data();
-    adam.v = v_.data();
-    adam.beta1 = beta1;
-    adam.beta2 = beta2;
-    adam.epsilon = epsilon;
-    adam.step_consts = consts_.data();
-    cudaGraph_t graph = nullptr;
-    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    try {
-      for (int i = 0; i < k; ++i) {
+    GraphKey key{draws, seed, beta1, beta2, epsilon, stop_below};
+    return graphs_.get_or_capture(key, stream_, cudaStreamCaptureModeThreadLocal, [&] {
+      gpu::MlpAdamArgs<T> adam;
+      adam.enabled = true;
+      adam.theta = theta_.data();
+      adam.m = m_.data();
+      adam.v = v_.data();
+      adam.beta1 = beta1;
+      adam.beta2 = beta2;
+      adam.epsilon = epsilon;
+      adam.step_consts = consts_.data();
+      for (int i = 0; i < int(draws.size()); ++i) {
         if (draws[std::size_t(i)]) enqueue_draw(draw_index_.data() + i, seed, halt_.data(), i);
         gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, i, halt_.data(), stop_below));
         gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
                                adam, halt_.data(), i, tiling_.overlap_reduce);
       }
-    } catch (...) {
-      cudaGraph_t dropped = nullptr;
-      (void)cudaStreamEndCapture(stream_, &dropped);
-      if (dropped) (void)cudaGraphDestroy(dropped);
-      throw;
-    }
-    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    Graph g;
-    const cudaError_t status = cudaGraphInstantiate(&g.exec, graph, 0);
-    (void)cudaGraphDestroy(graph);
-    CUDA_CHECK(status);
-    g.beta1 = beta1;
-    g.beta2 = beta2;
-    g.epsilon = epsilon;
-    g.stop_below = stop_below;
-    g.seed = seed;
-    g.last_used = graph_calls_;
-    graphs_[draws] = g;
-    return g.exec;
-  }
-
-  void clear_graphs() {
-    for (auto& kv : graphs_)
-      if (cudaGraphExecDestroy(kv.second.exec) != cudaSuccess)
-        std::fprintf(stderr, "rbfpde: cudaGraphExecDestroy failed\n");
-    graphs_.clear();
+    });
   }
 
   void evaluate_streams(const std::vector<double>& points, std::vector<double>* u,
@@ -550,8 +484,9 @@ class CudaMlpBackend final : public MlpBackend<T> {
   int n_int_ = 0, n_bnd_ = 0;
   bool planned_ = false;  // tiling_ and the batch buffers are sized for n_int_ + n_bnd_
   gpu::MlpTiling tiling_;
-  std::map<std::vector<bool>, Graph> graphs_;  // by the steps that draw (their count: the size)
-  unsigned long long graph_calls_ = 0;
+  // Chunk shapes repeat with the reports and the draws, but a resample_every prime to
+  // report_every could otherwise make one graph per chunk forever: at most kMaxCachedGraphs.
+  gpu::GraphCache<GraphKey> graphs_{kMaxCachedGraphs};
 };
 
 }  // namespace
