@@ -4,7 +4,7 @@
 //
 // cycle  = gdcg_cycle: a fresh batch drawn on the device (NVRTC sampler), 1 GD step on centres
 //          and widths, 50 CG iterations on the weights (tolerance 0: always 50) — one CUDA graph.
-// kernels, each launched on its own through the launchers (kernels/cuda/launchers.hpp) on the
+// kernels, each launched on its own through the launchers (kernels/cuda/rbf/launchers.hpp) on the
 //          backend's own buffers' sizes: draw (sampler), residual (fused pass + loss), gradient
 //          (+ GD step), assembly (gram kernels for m ≤ 128; features + SYRK + GEMV above: timed
 //          through solve_weights_cg(0)), CG (50 iterations, one kernel).
@@ -39,7 +39,7 @@ int main() {
 #include <vector>
 
 #include "kernels/backend.hpp"
-#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/rbf/launchers.hpp"
 #include "problems/problem.hpp"
 
 namespace {

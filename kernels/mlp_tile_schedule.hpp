@@ -1,4 +1,4 @@
-// The point kernel's static tile schedule (kernels/cuda/mlp_point_kernel.cu), written once for the
+// The point kernel's static tile schedule (kernels/cuda/mlp/mlp_point_kernel.cu), written once for the
 // kernel and its host-side test: which tiles each persistent block takes, and in which order.
 // Same inputs, same schedule: each block sums its tiles' gradient terms into its own partials
 // row in this order, so the gradient's bits do not depend on timing.

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
-#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/common/device_buffer.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace rbfpde {

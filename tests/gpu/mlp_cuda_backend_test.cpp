@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "../mlp/mlp_test_util.hpp"
-#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/cuda/mlp/mlp_kernels.hpp"
 #include "solver/config/config.hpp"
 #include "solver/train/solve_mlp.hpp"
 #include "tests/gpu/gpu_test_support.hpp"

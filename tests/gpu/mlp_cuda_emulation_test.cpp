@@ -1,4 +1,4 @@
-// The CUDA MLP pass kernel's block code (kernels/cuda/mlp_kernels.cu), run on the host by
+// The CUDA MLP pass kernel's block code (kernels/cuda/mlp/mlp_kernels.cu), run on the host by
 // emulate_mlp_pass as blocks of one thread, against the CPU backend: the tile layouts, the three
 // forward streams, the backward pass and the per-block partial gradients, with no device
 // needed (these run wherever the CUDA build does, CI included). Tiles of 3 and 8 points (201 and
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../mlp/mlp_test_util.hpp"
-#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/cuda/mlp/mlp_kernels.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace rbfpde {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
 
 namespace rbfpde::gpu {
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <utility>
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
 
 namespace rbfpde::gpu {
 

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/cuda/mlp/mlp_kernels.hpp"
 
 namespace rbfpde::gpu {
 

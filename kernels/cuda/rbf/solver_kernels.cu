@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cfloat>
 
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_reduce.cuh"
-#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/device_reduce.cuh"
+#include "kernels/cuda/rbf/launchers.hpp"
 
 namespace rbfpde::gpu {
 namespace {

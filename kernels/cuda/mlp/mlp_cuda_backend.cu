@@ -23,10 +23,10 @@
 
 #include "kernels/cuda/common/graph_cache.hpp"
 #include "kernels/cuda/common/pinned.hpp"
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_buffer.hpp"
-#include "kernels/cuda/device_sampler.hpp"
-#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/device_buffer.hpp"
+#include "kernels/cuda/common/device_sampler.hpp"
+#include "kernels/cuda/mlp/mlp_kernels.hpp"
 #include "kernels/mlp_backend.hpp"
 
 namespace rbfpde {

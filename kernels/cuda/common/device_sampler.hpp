@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/rbf/launchers.hpp"
 #include "problems/problem.hpp"
 
 namespace rbfpde::gpu {

@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/mlp/mlp_plan.hpp"
-#include "kernels/cuda/mlp_device.cuh"
-#include "kernels/cuda/mlp_variants.hpp"
+#include "kernels/cuda/mlp/mlp_device.cuh"
+#include "kernels/cuda/mlp/mlp_variants.hpp"
 #include "kernels/mlp_math.hpp"
 #include "kernels/mlp_tile_schedule.hpp"
 

@@ -30,13 +30,13 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
-#include "kernels/cuda/blas.hpp"
+#include "kernels/cuda/common/blas.hpp"
 #include "kernels/cuda/common/graph_cache.hpp"
 #include "kernels/cuda/common/pinned.hpp"
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_buffer.hpp"
-#include "kernels/cuda/device_sampler.hpp"
-#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/device_buffer.hpp"
+#include "kernels/cuda/common/device_sampler.hpp"
+#include "kernels/cuda/rbf/launchers.hpp"
 
 namespace rbfpde {
 namespace {

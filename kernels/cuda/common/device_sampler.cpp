@@ -12,7 +12,7 @@
 //             points (NaN when none, as Problem::sample), evaluated at the point as stored (T).
 //   napkin math: per point ≈ 2–4 Philox blocks (≈ 40 integer ops each) + the user expression; at
 //   18432 points a few µs, launch-bound.
-#include "kernels/cuda/device_sampler.hpp"
+#include "kernels/cuda/common/device_sampler.hpp"
 
 #include <cuda_runtime.h>
 #include <nvrtc.h>
@@ -26,7 +26,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
 #include "problems/expression_codegen.hpp"
 
 #ifndef RBFPDE_CUDA_INCLUDE_DIRS

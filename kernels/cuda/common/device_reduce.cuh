@@ -2,7 +2,7 @@
 // summed by one warp in warp order. Same block size, same inputs → same bits; no atomics.
 #pragma once
 
-#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/rbf/launchers.hpp"
 
 namespace rbfpde::gpu {
 

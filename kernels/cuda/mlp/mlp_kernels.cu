@@ -38,11 +38,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/mlp/mlp_plan.hpp"
-#include "kernels/cuda/mlp_device.cuh"
-#include "kernels/cuda/mlp_kernels.hpp"
-#include "kernels/cuda/mlp_variants.hpp"
+#include "kernels/cuda/mlp/mlp_device.cuh"
+#include "kernels/cuda/mlp/mlp_kernels.hpp"
+#include "kernels/cuda/mlp/mlp_variants.hpp"
 #include "kernels/mlp_backend.hpp"
 #include "kernels/mlp_math.hpp"
 

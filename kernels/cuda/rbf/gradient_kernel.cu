@@ -15,9 +15,9 @@
 //   → 2D: 5 + 1 + 31 + 2 + 1 + 3 + 2 + 5 + 9 = 59 FLOPs, 3D: 64. Reads
 //   n·(d+1)·sizeof(T) bytes per block from L2 (the batch, ≤ 2.4 MB at 73728 rows in 2D double,
 //   stays resident). At m = 4096, n = 73728: 18 GFLOP, ≈ 0.55 ms at the FP64 vector peak.
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_reduce.cuh"
-#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/device_reduce.cuh"
+#include "kernels/cuda/rbf/launchers.hpp"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {

@@ -5,8 +5,8 @@
 // cuBLAS SYRK/GEMV).
 //   napkin math per call: n·m Gaussians with derivatives (≈ 50 FLOPs + exp) and n·m(d+2)·sizeof(T)
 //   bytes written: at m = 1024, n = 18432, d = 2, double: 0.6 GB, ≈ 0.2 ms at 3 TB/s (write-bound).
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/rbf/launchers.hpp"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {

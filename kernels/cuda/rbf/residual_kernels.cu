@@ -25,9 +25,9 @@
 // Evaluate kernel: as the residual kernel, writing u and Δu.
 #include <algorithm>
 
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_reduce.cuh"
-#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/device_reduce.cuh"
+#include "kernels/cuda/rbf/launchers.hpp"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {

@@ -2,7 +2,7 @@
 // backend is written once for both scalar types. Column-major throughout, as the libraries.
 #pragma once
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
 
 namespace rbfpde::gpu::blas {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_reduce.cuh"
-#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/device_reduce.cuh"
+#include "kernels/cuda/mlp/mlp_kernels.hpp"
 
 // Also compiled for the host, where emulate_mlp_pass runs the tiled kernel's block code.
 #define MLP_HD __host__ __device__ __forceinline__

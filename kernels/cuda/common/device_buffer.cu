@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/device_buffer.hpp"
 
 namespace rbfpde::gpu {
 

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "kernels/cuda/mlp_kernels.hpp"
+#include "kernels/cuda/mlp/mlp_kernels.hpp"
 
 namespace rbfpde::gpu::detail {
 
