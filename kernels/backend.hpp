@@ -120,12 +120,14 @@ class RbfBackend {
   virtual LossParts lm_try(T mu) = 0;
   virtual void lm_reject() = 0;
 
-  // Variable projection (docs/mathematics.md, "Variable projection"): after lm_prepare at
-  // least-squares weights, moves centres and widths by the Gauss–Newton step of the projected
-  // functional — JᵀJ's weight block eliminated (damped by vp_weight_damping<T>() only, so that
-  // it stays factorable), μ·max(diag JᵀJ, floor) on centres and widths — then solves the weights
-  // by solve_weights_qr at the new centres and widths. Returns I there; lm_reject() returns to
-  // the state of lm_prepare.
+  // Variable projection (docs/mathematics.md, "Variable projection"), at least-squares weights:
+  // vp_prepare() factors the scaled features F = QR and forms the projected Gauss–Newton system
+  // of centres and widths alone — B = rows m… of Qᵀ·J_ca (Kaufman's Jacobian P⊥·J_ca in the
+  // basis of range(F)'s complement) and z = rows m… of Qᵀ·R — as JᵀJ = BᵀB, JᵀR = Bᵀz; returns
+  // I. vp_try(μ) moves centres and widths by (BᵀB + μ·max(diag, floor)) δ = −Bᵀz, then solves
+  // the weights by solve_weights_qr and returns I there; lm_reject() returns to vp_prepare's
+  // state.
+  virtual LossParts vp_prepare() = 0;
   virtual LossParts vp_try(T mu) = 0;
   // Least-squares weights from a Householder QR factorisation of the scaled features
   // F = [M/√N; √(λ/K)·N] stacked over vp_qr_ridge·max_k|F_k|·I: the residual is accurate to the
@@ -137,13 +139,6 @@ class RbfBackend {
   virtual void evaluate(const std::vector<double>& points, std::vector<double>& u,
                         std::vector<double>& laplacian) = 0;
 };
-
-// The damping of the weight block in vp_try: a few orders above the unit roundoff's square root,
-// far below any μ a trainer uses.
-template <class T>
-constexpr T vp_weight_damping() {
-  return sizeof(T) == sizeof(double) ? T(1e-10) : T(1e-5);
-}
 
 // The ridge of solve_weights_qr, relative to the largest feature column's norm.
 template <class T>

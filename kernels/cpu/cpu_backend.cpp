@@ -208,27 +208,60 @@ class CpuRbfBackend final : public RbfBackend<T> {
 
   void solve_weights_qr() override {
     assemble_features();
-    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
-    const int m = neurons();
-    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
-    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
-    // [F; δ·max_k |F_k|·I] w ≈ [y; 0]: the scaled features over a tiny ridge, so that a
-    // rank-deficient F still has a unique, finite solution, and a neuron whose features vanish
-    // on the points (one that moved far away) gets a weight near zero instead of a huge one.
-    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> F(n_int + n_bnd + m, m);
-    Vector<T> y = Vector<T>::Zero(n_int + n_bnd + m);
-    F.topRows(n_int) = M_ * si;
-    F.middleRows(n_int, n_bnd) = N_ * sb;
-    F.bottomRows(m).setZero();
-    T max_norm = T(0);
-    for (int k = 0; k < m; ++k) max_norm = std::max(max_norm, F.col(k).head(n_int + n_bnd).norm());
-    for (int k = 0; k < m; ++k) F(n_int + n_bnd + k, k) = vp_qr_ridge<T>() * max_norm;
-    y.head(n_int) = f_ * si;
-    y.segment(n_int, n_bnd) = p_ * sb;
-    Eigen::HouseholderQR<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>> qr(F);
+    Matrix<T> F;
+    Vector<T> y;
+    scaled_system(F, y);
+    Eigen::HouseholderQR<Matrix<T>> qr(F);
     Vector<T> w = qr.solve(y);
     if (w.allFinite()) w_ = w;
     residuals_from_features();
+  }
+
+  LossParts vp_prepare() override {
+    const LossParts parts = residuals();
+    assemble_features();
+    const int m = neurons();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size(), n = n_int + n_bnd;
+    const Eigen::Index cols = Eigen::Index(m) * (D + 1);
+    Matrix<T> F;
+    Vector<T> y;
+    scaled_system(F, y);
+    // C = [J_ca | R] over the ridge rows (zero there): the Jacobian of the scaled residuals with
+    // respect to centres and widths at fixed weights, and the residuals themselves.
+    Matrix<T> C = Matrix<T>::Zero(n + m, cols + 1);
+    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
+    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+#pragma omp parallel for schedule(static) if(n * m > kParallelWork)
+    for (Eigen::Index row = 0; row < n; ++row) {
+      const bool interior = row < n_int;
+      const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
+      const T scale = interior ? si : sb;
+      C(row, cols) = scale * (interior ? e_[row] : b_[row - n_int]);
+      for (int k = 0; k < m; ++k) {
+        T diff[D];
+        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+        const NeuronTerms<T> t = gaussian_terms<D>(r2, a_[k]);
+        const T dc = interior ? t.lap_dc : t.phi_dc;
+        const T da = interior ? t.lap_da : t.phi_da;
+        for (int j = 0; j < D; ++j) C(row, k * D + j) = scale * w_[k] * dc * diff[j];
+        C(row, Eigen::Index(m) * D + k) = scale * w_[k] * da;
+      }
+    }
+    // Qᵀ·C with F = QR: rows m… of QᵀJ_ca are the projected Jacobian P⊥J_ca in the basis of the
+    // orthogonal complement of F's columns, and rows m… of QᵀR the projected residuals.
+    // Marquardt's scaling uses the unprojected columns: a direction whose Jacobian column lies
+    // almost in range(F) is damped by its full size, not by its tiny projected one.
+    damping_diag_ = C.leftCols(cols).colwise().squaredNorm().transpose();
+    Eigen::HouseholderQR<Matrix<T>> qr(F);
+    C.applyOnTheLeft(qr.householderQ().adjoint());
+    const auto B = C.bottomRows(n).leftCols(cols);
+    JtJ_ = Matrix<T>::Zero(cols, cols);
+    JtJ_.template selfadjointView<Eigen::Lower>().rankUpdate(B.transpose());
+    JtR_ = B.transpose() * C.bottomRows(n).col(cols);
+    theta0_w_ = w_;
+    theta0_c_ = c_;
+    theta0_a_ = a_;
+    return parts;
   }
 
   LossParts lm_prepare() override {
@@ -269,15 +302,21 @@ class CpuRbfBackend final : public RbfBackend<T> {
   }
 
   LossParts lm_try(T mu) override {
-    const Vector<T> delta = lm_step(mu, 0);
+    const Vector<T> delta = lm_step(mu);
     apply_step(delta);
     if (!delta.allFinite()) return infinite_loss();
     return residuals();
   }
 
   LossParts vp_try(T mu) override {
-    const Vector<T> delta = lm_step(mu, neurons());
-    apply_step(delta);
+    // JᵀJ and JᵀR of vp_prepare hold the projected system of centres and widths alone.
+    const Vector<T> delta = lm_step(mu, &damping_diag_);
+    const int m = neurons();
+    w_ = theta0_w_;
+    c_ = theta0_c_ + delta.segment(0, Eigen::Index(m) * D);
+    a_ = theta0_a_ + delta.segment(Eigen::Index(m) * D, m);
+    clamp_widths();
+    features_valid_ = false;
     if (!delta.allFinite()) return infinite_loss();
     solve_weights_qr();
     return loss_parts();
@@ -317,16 +356,15 @@ class CpuRbfBackend final : public RbfBackend<T> {
  private:
   int neurons() const { return int(w_.size()); }
 
-  // δ from (JᵀJ + damping) δ = −JᵀR: entries from damp_begin on damped by μ·max(diag, floor),
-  // those before it by vp_weight_damping (the weights, when vp_try eliminates them).
-  Vector<T> lm_step(T mu, int damp_begin) const {
+  // δ from (JᵀJ + μ·max(d, floor)) δ = −JᵀR, d = diag JᵀJ or the given scaling.
+  Vector<T> lm_step(T mu, const Vector<T>* scaling = nullptr) const {
     const Eigen::Index cols = JtJ_.rows();
     Matrix<T> A = JtJ_;
-    // Marquardt's scaling by diag(JᵀJ), floored so that a column that vanished (a neuron far
-    // from every point) still gets damped.
-    const T floor = std::max(JtJ_.diagonal().maxCoeff() * T(1e-12), std::numeric_limits<T>::min());
-    for (Eigen::Index i = 0; i < cols; ++i)
-      A(i, i) += (i < damp_begin ? vp_weight_damping<T>() : mu) * std::max(JtJ_(i, i), floor);
+    const Vector<T> d = scaling ? *scaling : Vector<T>(JtJ_.diagonal());
+    // Marquardt's scaling, floored so that a column that vanished (a neuron far from every
+    // point) still gets damped.
+    const T floor = std::max(d.maxCoeff() * T(1e-12), std::numeric_limits<T>::min());
+    for (Eigen::Index i = 0; i < cols; ++i) A(i, i) += mu * std::max(d[i], floor);
     Eigen::LLT<Matrix<T>, Eigen::Lower> llt(A);
     if (llt.info() == Eigen::Success) return -llt.solve(JtR_);
     return -A.template selfadjointView<Eigen::Lower>().ldlt().solve(JtR_);
@@ -340,6 +378,27 @@ class CpuRbfBackend final : public RbfBackend<T> {
     a_ = theta0_a_ + delta.segment(Eigen::Index(m) * (D + 1), m);
     clamp_widths();
     features_valid_ = false;
+  }
+
+  // F = [M/√N; √(λ/K)·N; δ·max_k|F_k|·I] and y = [f/√N; √(λ/K)·p; 0]: the scaled features over a
+  // tiny ridge, so that a rank-deficient F still has a unique, finite least-squares solution and
+  // a neuron whose features vanish on the points (one that moved far away) gets a weight near
+  // zero instead of a huge one.
+  void scaled_system(Matrix<T>& F, Vector<T>& y) const {
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+    const int m = neurons();
+    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
+    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+    F.resize(n_int + n_bnd + m, m);
+    y = Vector<T>::Zero(n_int + n_bnd + m);
+    F.topRows(n_int) = M_ * si;
+    F.middleRows(n_int, n_bnd) = N_ * sb;
+    F.bottomRows(m).setZero();
+    T max_norm = T(0);
+    for (int k = 0; k < m; ++k) max_norm = std::max(max_norm, F.col(k).head(n_int + n_bnd).norm());
+    for (int k = 0; k < m; ++k) F(n_int + n_bnd + k, k) = vp_qr_ridge<T>() * max_norm;
+    y.head(n_int) = f_ * si;
+    y.segment(n_int, n_bnd) = p_ * sb;
   }
 
   static LossParts infinite_loss() {
@@ -440,6 +499,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   bool features_valid_ = false;
   Matrix<T> J_, JtJ_;
   Vector<T> R_, JtR_, theta0_w_, theta0_c_, theta0_a_;
+  Vector<T> damping_diag_;  // vp_prepare: Marquardt's scaling of the centres and widths
 };
 
 }  // namespace

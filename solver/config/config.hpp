@@ -1,4 +1,4 @@
-// The typed, validated configuration (DESIGN.md §4). load_config() reads a YAML file, applies
+// The typed, validated configuration (docs/config.md). load_config() reads a YAML file, applies
 // --set overrides, checks every key and value, fills defaults, and either returns a Config or
 // throws InputError with "file:line:column: key: expected ..., found ..." — before anything is
 // written anywhere. configs/README.md documents every key and default listed here.
@@ -24,13 +24,15 @@ struct ModelConfig {
 };
 
 struct TrainingConfig {
-  std::string method = "gdcg";  // gdcg | lm | adam
+  std::string method = "varpro";  // varpro | gdcg | lm (rbf) · adam (mlp)
   int points_interior = 176;
   int points_boundary = 48;
   int resample_every = 1;       // cycles between fresh batches
   double penalty = 100;         // λ
   long max_cycles = 2000;
-  double tolerance = 1e-10;     // stop when the loss falls below
+  double tolerance = 1e-10;     // stop when the validation loss falls below
+  int patience = 0;             // reports without a 1 % better validation loss before stopping,
+                                // 0 = never
   double time_limit = 0;        // seconds, 0 = none
   int gd_steps = 1;
   double gd_learning_rate = 1.0;

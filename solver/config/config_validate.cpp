@@ -1,7 +1,9 @@
 // The config tree → Config: the key names, types, ranges and defaults of DESIGN.md §4 (documented
 // for users in configs/README.md; keep the two in step). Sections are read in file order so that
 // the first error reported is the first one a reader meets.
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -159,13 +161,44 @@ ModelConfig read_model(const Field& field) {
   return model;
 }
 
-TrainingConfig read_training(const Field& field, const ModelConfig& model) {
+// Defaults of variable projection that scale with the problem and the network, for the keys the
+// config leaves out (docs/config.md, "Defaults that scale"):
+//   neurons 100 in 2D, 216 in 3D; interior points 5 per parameter (m·(d+2)); boundary points
+//   2d·N^((d−1)/d) (about the interior spacing on a unit domain's boundary, doubled); one fixed
+//   batch; at most 400 iterations, stopped by the validation loss's plateau (patience 5 reports
+//   of 10 iterations) rather than a tolerance.
+struct GivenTraining {
+  bool interior = false, boundary = false, resample_every = false, max_cycles = false,
+       tolerance = false, patience = false;
+};
+
+void apply_varpro_defaults(ModelConfig& model, bool neurons_given, TrainingConfig& training,
+                           const GivenTraining& given, int dim) {
+  if (!neurons_given) model.neurons = dim == 3 ? 216 : 100;
+  const long params = long(model.neurons) * (dim + 2);
+  if (!given.interior) training.points_interior = int(std::min<long>(5 * params, 1L << 24));
+  if (!given.boundary)
+    training.points_boundary = int(std::ceil(
+        2.0 * dim * std::pow(double(training.points_interior), double(dim - 1) / dim)));
+  if (!given.resample_every) training.resample_every = 0;
+  if (!given.max_cycles) training.max_cycles = 400;
+  if (!given.tolerance) training.tolerance = 0;
+  if (!given.patience) training.patience = 5;
+}
+
+TrainingConfig read_training(const Field& field, ModelConfig& model, bool neurons_given, int dim) {
   TrainingConfig training;
-  // The seed's scheme trains RBF networks; an MLP is trained by Adam, so that is its default.
-  training.method = model.type == "mlp" ? "adam" : "gdcg";
-  if (!field.present()) return training;
-  field.check_map({"method", "points", "penalty", "max_cycles", "tolerance", "time_limit", "gd",
-                   "cg", "lm", "adam", "lbfgs", "seed"});
+  // RBF networks are trained by variable projection unless the config asks for the seed's
+  // scheme (gdcg) or plain LM; an MLP is trained by Adam.
+  training.method = model.type == "mlp" ? "adam" : "varpro";
+  GivenTraining given;
+  const auto finish = [&]() -> TrainingConfig {
+    if (training.method == "varpro") apply_varpro_defaults(model, neurons_given, training, given, dim);
+    return training;
+  };
+  if (!field.present()) return finish();
+  field.check_map({"method", "points", "penalty", "max_cycles", "tolerance", "time_limit",
+                   "patience", "gd", "cg", "lm", "adam", "lbfgs", "seed"});
   if (const Field f = field.child("method"); f.present()) {
     training.method = read_choice(f, {"varpro", "gdcg", "lm", "adam"});
     if (model.type == "rbf" && training.method == "adam") {
@@ -179,14 +212,17 @@ TrainingConfig read_training(const Field& field, const ModelConfig& model) {
     points.check_map({"interior", "boundary", "resample_every"});
     if (const Field f = points.child("interior"); f.present()) {
       training.points_interior = read_int(f, 1, kPositiveInteger);
+      given.interior = true;
     }
     if (const Field f = points.child("boundary"); f.present()) {
       training.points_boundary = read_int(f, 1, kPositiveInteger);
+      given.boundary = true;
     }
     if (const Field f = points.child("resample_every"); f.present()) {
       training.resample_every = read_int(f, 0, kNonNegativeInteger);
       // 0 keeps one batch for the whole run: the RBF trainers' fixed collocation set.
       if (model.type == "mlp" && training.resample_every == 0) f.fail_expected(kPositiveInteger);
+      given.resample_every = true;
     }
   }
   if (const Field f = field.child("penalty"); f.present()) {
@@ -195,9 +231,15 @@ TrainingConfig read_training(const Field& field, const ModelConfig& model) {
   if (const Field f = field.child("max_cycles"); f.present()) {
     training.max_cycles =
         static_cast<long>(read_integer(f, 1, std::numeric_limits<long>::max(), kPositiveInteger));
+    given.max_cycles = true;
   }
   if (const Field f = field.child("tolerance"); f.present()) {
     training.tolerance = read_double(f, non_negative, "a non-negative number");
+    given.tolerance = true;
+  }
+  if (const Field f = field.child("patience"); f.present()) {
+    training.patience = read_int(f, 0, kNonNegativeInteger);
+    given.patience = true;
   }
   if (const Field f = field.child("time_limit"); f.present()) {
     training.time_limit = read_double(f, non_negative, "a non-negative number of seconds");
@@ -253,7 +295,7 @@ TrainingConfig read_training(const Field& field, const ModelConfig& model) {
   if (const Field f = field.child("seed"); f.present()) {
     training.seed = read_unsigned(f, kNonNegativeInteger);
   }
-  return training;
+  return finish();
 }
 
 ComputeConfig read_compute(const Field& field) {
@@ -318,7 +360,9 @@ Config config_from_tree(const YAML::Node& root, const Origin& origin,
   if (const Field f = tree.child("name"); f.present()) config.name = read_name(f);
   config.problem = read_problem(tree.require("problem"));
   config.model = read_model(tree.child("model"));
-  config.training = read_training(tree.child("training"), config.model);
+  const bool neurons_given = tree.child("model").present() && tree.child("model").child("neurons").present();
+  config.training = read_training(tree.child("training"), config.model, neurons_given,
+                                  config.problem.dim);
   config.compute = read_compute(tree.child("compute"));
   config.output = read_output(tree.child("output"), config.name, config.problem.dim);
   if (config.output.directory_loc.file.empty())

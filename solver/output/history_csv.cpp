@@ -1,4 +1,4 @@
-// history.csv: one row per training cycle; error columns are empty when there is no exact solution.
+// history.csv: one row per report; error columns are empty when there is no exact solution.
 #include <cmath>
 #include <cstdio>
 
@@ -18,11 +18,13 @@ void append_cell(std::string& out, double v) {
 }  // namespace
 
 std::string HistoryCsv::str() const {
-  std::string out = "cycle,seconds,loss,rms_interior,rms_boundary,rel_l2_error,max_error\n";
+  std::string out =
+      "cycle,seconds,loss,rms_interior,rms_boundary,rel_l2_error,max_error,val_rms_interior,"
+      "val_rms_boundary\n";
   for (const Row& r : rows_) {
     out += std::to_string(r.cycle);
-    for (double v :
-         {r.seconds, r.loss, r.rms_interior, r.rms_boundary, r.rel_l2_error, r.max_error})
+    for (double v : {r.seconds, r.loss, r.rms_interior, r.rms_boundary, r.rel_l2_error, r.max_error,
+                     r.val_rms_interior, r.val_rms_boundary})
       append_cell(out, v);
     out += '\n';
   }

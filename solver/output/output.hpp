@@ -83,6 +83,7 @@ class HistoryCsv {
   struct Row {
     long cycle;
     double seconds, loss, rms_interior, rms_boundary, rel_l2_error, max_error;
+    double val_rms_interior, val_rms_boundary;  // on the validation set
   };
   void add(const Row& row) { rows_.push_back(row); }
   const std::vector<Row>& rows() const { return rows_; }

@@ -67,7 +67,7 @@ void finish_run(const Config& config, RunOutput& output, const CollocationBatch&
   save_run(config, output, std::move(state));
   result.seconds_output =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - output_start).count();
-  result.exit_code = result.outcome.diverged ? 3 : 0;
+  result.exit_code = result.outcome.diverged || !result.unsound.empty() ? 3 : 0;
   output.write_summary(result, model_counts);
   output.print_result(result);
 }

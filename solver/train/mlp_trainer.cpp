@@ -198,7 +198,7 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
       const bool go_on = report(cycle, seconds, now, backend_, false);
       out.times.report += since(t0);
       if (!go_on) {
-        out.stop_reason = "interrupted";
+        out.stop_reason = "monitor";
         break;
       }
     }
@@ -316,7 +316,7 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock:
       const bool go_on = report(cycle, seconds, at_x, backend_, false);
       out.times.report += since(t0);
       if (!go_on) {
-        out.stop_reason = "interrupted";
+        out.stop_reason = "monitor";
         break;
       }
     }

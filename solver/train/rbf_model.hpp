@@ -3,6 +3,9 @@
 // trainer then solves for least-squares weights).
 #pragma once
 
+#include <cmath>
+#include <string>
+
 #include "kernels/backend.hpp"
 #include "problems/domain.hpp"
 #include "problems/random.hpp"
@@ -22,11 +25,27 @@ double point_spacing(const Domain& domain, long interior_points);
 
 // Variable projection keeps every width at least this many interior point spacings: a narrower
 // Gaussian can fit the collocation points with a spike between them.
-inline double kVpWidthPerSpacing = 1.0;
+constexpr double kVpWidthPerSpacing = 1.0;
 
 // Smallest width training may produce: a thousandth of the bounding-box diagonal, and for
 // varpro kVpWidthPerSpacing interior point spacings when that is more.
 double minimum_width(const Domain& domain, const TrainingConfig& training);
+
+// Non-empty when neurons that matter are far narrower than the collocation points' spacing: a
+// Gaussian of width < kNarrowPerSpacing × `spacing` whose weight times its peak exceeds 1e-6 ×
+// `max_abs_u` is a spike the points cannot see.
+constexpr double kNarrowPerSpacing = 0.1;
+template <class T>
+std::string narrow_neurons(const RbfParameters<T>& p, double spacing, double max_abs_u) {
+  int narrow = 0;
+  for (int k = 0; k < p.neurons(); ++k)
+    if (double(p.widths[k]) < kNarrowPerSpacing * spacing &&
+        std::abs(double(p.weights[k])) > 1e-6 * max_abs_u)
+      ++narrow;
+  if (narrow == 0) return "";
+  return std::to_string(narrow) + " of " + std::to_string(p.neurons()) +
+         " neurons are narrower than a tenth of the collocation points' spacing";
+}
 
 template <class T>
 RbfParameters<T> convert_parameters(const RbfParameters<double>& p) {

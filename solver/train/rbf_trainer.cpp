@@ -159,7 +159,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
     ++state_.cycle;
     if (lm) {
       auto t0 = Clock::now();
-      const LossParts before = backend_.lm_prepare();
+      const LossParts before = vp ? backend_.vp_prepare() : backend_.lm_prepare();
       LossParts after = before;
       bool accepted = false;
       // Marquardt's rule: shrink μ after a success, grow it until the step helps.
@@ -220,7 +220,8 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       last_good = params;
     }
 
-    if (loss.loss < tc.tolerance) out.stop_reason = "tolerance";
+    // On one fixed batch, a step that no damping up to μ = 1e12 makes smaller means converged.
+    if (vp && tc.resample_every == 0 && state_.mu >= 1e12) out.stop_reason = "converged";
     if (out.stop_reason.empty() && tc.time_limit > 0 && state_.seconds >= tc.time_limit)
       out.stop_reason = "time_limit";
     if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";
@@ -233,7 +234,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       const bool go_on = report(state_.cycle, state_.seconds, now, backend_, false);
       out.times.report += since(t0);
       if (!go_on) {
-        out.stop_reason = "interrupted";
+        out.stop_reason = "monitor";
         break;
       }
     }

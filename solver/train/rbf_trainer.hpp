@@ -29,7 +29,8 @@ struct PhaseTimes {
 
 struct TrainOutcome {
   long cycles = 0;              // cycles completed (counting those before a resume)
-  std::string stop_reason;      // tolerance | max_cycles | time_limit | diverged | interrupted
+  std::string stop_reason;      // tolerance | plateau | converged | max_cycles | time_limit |
+                                // diverged | interrupted (| monitor until the solve names it)
   bool diverged = false;
   std::string divergence;       // what was seen, when diverged
   LossParts loss;               // at the end, on the last batch
@@ -52,7 +53,7 @@ struct TrainerState {
 };
 
 // Called every report_every cycles, every snapshot_every cycles, and once at the end
-// (final == true); returns false to stop.
+// (final == true); returns false to stop (stop_reason "monitor": the caller's validation rules).
 template <class T>
 using ReportFn = std::function<bool(long cycle, double seconds, const LossParts& loss,
                                     RbfBackend<T>& backend, bool final)>;

@@ -117,12 +117,13 @@ std::vector<PointArray> RunOutput::solution_arrays(const std::vector<double>& u,
 }
 
 ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
-                             const std::vector<double>& u, const std::vector<double>& laplacian,
-                             bool final) {
+                             const ValidationFigures& validation, const std::vector<double>& u,
+                             const std::vector<double>& laplacian, bool final) {
   const ErrorNorms e = exact_.empty() ? ErrorNorms{} : compute_errors(u, exact_);
   const bool history_due = final || cycle % std::max(1, config_.output.report_every) == 0;
   if (history_due)
-    history_.add({cycle, seconds, loss.loss, loss.rms_interior, loss.rms_boundary, e.rel_l2, e.max});
+    history_.add({cycle, seconds, loss.loss, loss.rms_interior, loss.rms_boundary, e.rel_l2, e.max,
+                  validation.rms_interior, validation.rms_boundary});
 
   // Progress: redrawn at most 10 times a second on a terminal; otherwise a line per report but
   // no more than one a second, so that the log of a long run stays readable. The final line
@@ -137,8 +138,10 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
       // An MLP's L-BFGS iterations count as cycles after its Adam steps.
       const long total = config_.training.max_cycles +
                          (config_.model.type == "mlp" ? config_.training.lbfgs_iterations : 0);
-      line << "cycle " << cycle << "/" << total << "  loss "
-           << format_g(loss.loss) << "  L2 error " << format_g(e.rel_l2) << "  " << std::fixed
+      line << "cycle " << cycle << "/" << total << "  loss " << format_g(loss.loss)
+           << "  validation " << format_g(validation.rms_interior) << "/"
+           << format_g(validation.rms_boundary) << "  L2 error " << format_g(e.rel_l2) << "  "
+           << std::fixed
            << std::setprecision(1) << seconds << " s  " << std::setprecision(0) << rate
            << " cycles/s";
       std::ostream& os = *options_.progress;
@@ -212,8 +215,17 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
   summary.set("diverged", o.diverged);
   if (o.diverged) {
     summary.set("divergence", o.divergence);
-    summary.set("note", "training diverged; the outputs hold the last parameters found sound");
+    summary.set("note", "training diverged; the outputs hold the best parameters found sound");
   }
+  summary.set("sound", result.unsound.empty() && !o.diverged);
+  if (!result.unsound.empty()) {
+    summary.set("unsound", result.unsound);
+    if (!o.diverged)
+      summary.set("note", "the result failed a soundness check; the outputs hold the best "
+                          "parameters found sound");
+  }
+  summary.set("best_cycle", static_cast<long long>(result.best_cycle));
+  summary.set("error_estimate", result.error_estimate);
   Json counts = model_counts;
   counts.set("dimension", problem_.dim());
   counts.set("parameters", result.parameters);
@@ -239,6 +251,9 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
   final.set("loss", o.loss.loss);
   final.set("rms_interior_residual", o.loss.rms_interior);
   final.set("rms_boundary_residual", o.loss.rms_boundary);
+  final.set("validation_rms_interior_residual", result.validation.rms_interior);
+  final.set("validation_rms_boundary_residual", result.validation.rms_boundary);
+  final.set("error_estimate", result.error_estimate);
   final.set("relative_l2_error", result.errors.rel_l2);
   final.set("max_error", result.errors.max);
   final.set("rmse", result.errors.rmse);
@@ -255,7 +270,10 @@ void RunOutput::print_result(const SolveResult& r) const {
      << config_.training.method << ", " << o.cycles << " cycles (" << o.stop_reason << "), "
      << std::fixed << std::setprecision(2) << o.seconds << " s on " << r.backend << " ("
      << r.device << ", " << r.precision << ")\n";
-  os << "loss " << format_g(o.loss.loss) << "\n";
+  os << "loss " << format_g(o.loss.loss) << ", validation residual " << format_g(r.validation.rms_interior)
+     << " (interior), " << format_g(r.validation.rms_boundary) << " (boundary)\n";
+  os << "estimated relative L2 error " << format_g(r.error_estimate) << "\n";
+  if (!r.unsound.empty()) os << "unsound: " << r.unsound << "\n";
   if (!exact_.empty())
     os << "relative L2 error " << format_g(r.errors.rel_l2) << ", max error "
        << format_g(r.errors.max) << "\n";

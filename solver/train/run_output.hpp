@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "solver/output/output.hpp"
 #include "solver/train/error_norms.hpp"
 #include "solver/train/rbf_trainer.hpp"
+#include "solver/train/validation.hpp"
 
 namespace rbfpde {
 
@@ -36,9 +38,13 @@ struct SolveResult {
   long long parameters = 0;
   TrainOutcome outcome;
   ErrorNorms errors;      // on the evaluation grid (NaN without an exact solution)
+  ValidationFigures validation;  // of the state written
+  double error_estimate = std::numeric_limits<double>::quiet_NaN();  // residual-based
+  long best_cycle = -1;   // the report whose state was written (-1: the final state)
+  std::string unsound;    // why the result failed the soundness checks ("" when sound)
   double seconds_output = 0;
   std::string directory;
-  int exit_code = 0;      // 0, or 3 when training diverged
+  int exit_code = 0;      // 0, or 3 when training diverged or the result is unsound
 };
 
 // Before a run starts: output.directory must be creatable, or writable when it exists. A path
@@ -58,8 +64,14 @@ class RunOutput {
 
   // One report from u and Δu on the grid points: a history row and progress line every
   // report_every cycles, a snapshot every snapshot_every cycles, both at the end. Returns the error norms (NaN without an exact solution).
-  ErrorNorms report(long cycle, double seconds, const LossParts& loss, const std::vector<double>& u,
+  ErrorNorms report(long cycle, double seconds, const LossParts& loss,
+                    const ValidationFigures& validation, const std::vector<double>& u,
                     const std::vector<double>& laplacian, bool final);
+
+  // The error norms of u on the grid against the exact solution (NaN without one).
+  ErrorNorms errors_of(const std::vector<double>& u) const {
+    return exact_.empty() ? ErrorNorms{} : compute_errors(u, exact_);
+  }
 
   // Notes on the progress stream (not with --quiet).
   void note(const std::string& text) const;

@@ -9,6 +9,7 @@
 #include "solver/train/model_file.hpp"
 #include "solver/train/rbf_model.hpp"
 #include "solver/train/solve_mlp.hpp"
+#include "solver/train/supervisor.hpp"
 
 namespace rbfpde {
 
@@ -88,14 +89,20 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   if (options.resume) resumed = resume_run<TrainerState<T>>(config, output);
   output.create_directory();
 
-  std::vector<double> u, lap;
-  ErrorNorms last_errors;
+  Supervisor<RbfParameters<T>> supervisor(config, problem, output);
+  typename Supervisor<RbfParameters<T>>::Model model;
+  model.evaluate = [&](const std::vector<double>& pts, std::vector<double>& u,
+                       std::vector<double>& lap) { backend->evaluate(pts, u, lap); };
+  model.parameters = [&] { return backend->parameters(); };
+  model.set_parameters = [&](const RbfParameters<T>& p) { backend->set_parameters(p); };
+  const double spacing = point_spacing(problem.domain(), config.training.points_interior);
+  model.unsound = [spacing](const RbfParameters<T>& p, double max_abs_u) {
+    return narrow_neurons(p, spacing, max_abs_u);
+  };
   RbfTrainer<T> trainer(config, problem, *backend);
   const ReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
-                                 RbfBackend<T>& be, bool final) {
-    be.evaluate(output.grid().points, u, lap);
-    last_errors = output.report(cycle, seconds, loss, u, lap, final);
-    return true;
+                                 RbfBackend<T>&, bool final) {
+    return supervisor.report(cycle, seconds, loss, model, final);
   };
   if (options.resume) {
     result.outcome = trainer.resume(resumed.state, report, options.should_stop);
@@ -104,14 +111,14 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
                                    config.model.init_from.empty());
   }
 
-  // The final report left u and Δu of the final parameters on the grid.
+  // The best sound state seen goes back into the backend; the supervisor holds u and Δu of it.
   const auto t0 = Clock::now();
+  supervisor.finish(model, backend_name, result);
   const RbfParameters<T> params = backend->parameters();
   result.parameters = static_cast<long long>(params.size());
-  result.errors = last_errors;
   output.write_history();
   write_model_yaml(output.directory() / "model.yaml", params, config, backend_name);
-  output.write_solution(u, lap);
+  output.write_solution(supervisor.u(), supervisor.laplacian());
   if (vtk_available()) {
     write_points_vtp(output.directory() / "centres.vtp", problem.dim(),
                      std::vector<double>(params.centres.begin(), params.centres.end()),
@@ -120,6 +127,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
                        std::vector<double>(params.weights.begin(), params.weights.end())}});
   }
   std::vector<T> e, b;
+  result.outcome.loss = backend->residuals();
   backend->residual_vectors(e, b);
   Json counts = Json::object();
   counts.set("neurons", params.neurons());

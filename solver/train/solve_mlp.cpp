@@ -5,6 +5,7 @@
 #include "solver/train/checkpoint.hpp"
 #include "solver/train/mlp_model.hpp"
 #include "solver/train/mlp_trainer.hpp"
+#include "solver/train/supervisor.hpp"
 
 namespace rbfpde {
 namespace {
@@ -50,27 +51,30 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
       options.resume ? std::vector<double>{} : initial_mlp_parameters(shape, init_rng);
   output.create_directory();
 
-  std::vector<double> u, lap;
-  ErrorNorms last_errors;
+  Supervisor<std::vector<T>> supervisor(config, problem, output);
+  typename Supervisor<std::vector<T>>::Model model;
+  model.evaluate = [&](const std::vector<double>& pts, std::vector<double>& u,
+                       std::vector<double>& lap) { backend->evaluate(pts, u, lap); };
+  model.parameters = [&] { return backend->parameters(); };
+  model.set_parameters = [&](const std::vector<T>& p) { backend->set_parameters(p); };
   MlpTrainer<T> trainer(config, problem, *backend);
   const MlpReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
-                                    MlpBackend<T>& be, bool final) {
-    be.evaluate(output.grid().points, u, lap);
-    last_errors = output.report(cycle, seconds, loss, u, lap, final);
-    return true;
+                                    MlpBackend<T>&, bool final) {
+    return supervisor.report(cycle, seconds, loss, model, final);
   };
   result.outcome = options.resume ? trainer.resume(resumed.state, report, options.should_stop)
                                   : trainer.train(initial, report, options.should_stop);
 
-  // The final report left u and Δu of the final parameters on the grid.
+  // The best sound state seen goes back into the backend; the supervisor holds u and Δu of it.
   const auto t0 = Clock::now();
+  supervisor.finish(model, backend_name, result);
   const std::vector<T> params = backend->parameters();
   result.parameters = static_cast<long long>(params.size());
-  result.errors = last_errors;
   output.write_history();
   write_mlp_model_yaml(output.directory() / "model.yaml", shape, params, config, backend_name);
-  output.write_solution(u, lap);
+  output.write_solution(supervisor.u(), supervisor.laplacian());
   std::vector<T> e, b;
+  result.outcome.loss = backend->residuals();
   backend->residual_vectors(e, b);
   Json counts = Json::object();
   Json layers = Json::array();

@@ -76,27 +76,30 @@ inline cusolverStatus_t geqrf(cusolverDnHandle_t h, int rows, int cols, float* a
                               float* tau, float* work, int lwork, int* info) {
   return cusolverDnSgeqrf(h, rows, cols, a, lda, tau, work, lwork, info);
 }
-inline cusolverStatus_t ormqr_t_buffer_size(cusolverDnHandle_t h, int rows, int k, const double* a,
-                                            int lda, const double* tau, const double* c,
-                                            int* lwork) {
-  return cusolverDnDormqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, 1, k, a, lda, tau, c,
-                                     rows, lwork);
+inline cusolverStatus_t ormqr_t_buffer_size(cusolverDnHandle_t h, int rows, int cols, int k,
+                                            const double* a, int lda, const double* tau,
+                                            const double* c, int* lwork) {
+  return cusolverDnDormqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, cols, k, a, lda, tau,
+                                     c, rows, lwork);
 }
-inline cusolverStatus_t ormqr_t_buffer_size(cusolverDnHandle_t h, int rows, int k, const float* a,
-                                            int lda, const float* tau, const float* c, int* lwork) {
-  return cusolverDnSormqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, 1, k, a, lda, tau, c,
-                                     rows, lwork);
+inline cusolverStatus_t ormqr_t_buffer_size(cusolverDnHandle_t h, int rows, int cols, int k,
+                                            const float* a, int lda, const float* tau,
+                                            const float* c, int* lwork) {
+  return cusolverDnSormqr_bufferSize(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, cols, k, a, lda, tau,
+                                     c, rows, lwork);
 }
-// c (rows × 1) = Qᵀ c.
-inline cusolverStatus_t ormqr_t(cusolverDnHandle_t h, int rows, int k, const double* a, int lda,
-                                const double* tau, double* c, double* work, int lwork, int* info) {
-  return cusolverDnDormqr(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, 1, k, a, lda, tau, c, rows, work,
-                          lwork, info);
+// c (rows × cols, leading dimension rows) = Qᵀ c, Q the product of a's k reflectors.
+inline cusolverStatus_t ormqr_t(cusolverDnHandle_t h, int rows, int cols, int k, const double* a,
+                                int lda, const double* tau, double* c, double* work, int lwork,
+                                int* info) {
+  return cusolverDnDormqr(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, cols, k, a, lda, tau, c, rows,
+                          work, lwork, info);
 }
-inline cusolverStatus_t ormqr_t(cusolverDnHandle_t h, int rows, int k, const float* a, int lda,
-                                const float* tau, float* c, float* work, int lwork, int* info) {
-  return cusolverDnSormqr(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, 1, k, a, lda, tau, c, rows, work,
-                          lwork, info);
+inline cusolverStatus_t ormqr_t(cusolverDnHandle_t h, int rows, int cols, int k, const float* a,
+                                int lda, const float* tau, float* c, float* work, int lwork,
+                                int* info) {
+  return cusolverDnSormqr(h, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, rows, cols, k, a, lda, tau, c, rows,
+                          work, lwork, info);
 }
 // x = R⁻¹ x with R the upper triangle of a.
 inline cublasStatus_t trsv_upper(cublasHandle_t h, int n, const double* a, int lda, double* x) {

@@ -325,35 +325,67 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (m_ == 0) return;
     const int rows = n + m_;
     qr_features_.resize(std::size_t(n) * m_);
-    qr_a_.resize(std::size_t(rows) * m_);
     qr_y_.resize(rows);
-    qr_tau_.resize(m_);
-    qr_norms_.resize(m_);
     gpu::launch_features<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
                                std::sqrt(inv_n()), std::sqrt(lam_k()), qr_features_.data(),
                                qr_y_.data());
-    if (n > 0)
-      CUDA_CHECK(cudaMemcpy2DAsync(qr_a_.data(), std::size_t(rows) * sizeof(T), qr_features_.data(),
-                                   std::size_t(n) * sizeof(T), std::size_t(n) * sizeof(T), m_,
-                                   cudaMemcpyDeviceToDevice, stream_));
-    gpu::launch_column_norms<T>(stream_, qr_a_.data(), n, m_, rows, qr_norms_.data());
-    gpu::launch_qr_ridge_rows<T>(stream_, qr_a_.data(), qr_y_.data(), n, m_, qr_norms_.data(),
-                                 vp_qr_ridge<T>());
-    int lwork_qr = 0, lwork_q = 0;
-    CUSOLVER_CHECK(gpu::blas::geqrf_buffer_size(cusolver_, rows, m_, qr_a_.data(), rows, &lwork_qr));
-    CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, rows, m_, qr_a_.data(), rows,
-                                                  qr_tau_.data(), qr_y_.data(), &lwork_q));
-    work_.resize(std::max({lwork_qr, lwork_q, 1}));
-    CUSOLVER_CHECK(gpu::blas::geqrf(cusolver_, rows, m_, qr_a_.data(), rows, qr_tau_.data(),
-                                    work_.data(), int(work_.size()), info_.data()));
-    CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, rows, m_, qr_a_.data(), rows, qr_tau_.data(),
-                                      qr_y_.data(), work_.data(), int(work_.size()), info_.data()));
+    factor_features_qr(qr_features_.data());
+    apply_qt(qr_y_.data(), 1);
     CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, qr_a_.data(), rows, qr_y_.data()));
     // The old weights stay when the solution is not finite (a singular R).
     gpu::launch_accept_weights<T>(stream_, qr_y_.data(), info_.data(), theta_.data(), m_,
                                   scalars_.data());
     res_stale_ = true;
     CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Variable projection's system (see backend.hpp): J from the Jacobian kernel, its weight columns
+  // (the scaled features) factored by QR over the ridge rows, C = [J_ca | R] over zero ridge rows
+  // multiplied by Qᵀ, then JᵀJ = BᵀB and JᵀR = Bᵀz from C's rows m… by SYRK and GEMV.
+  LossParts vp_prepare() override {
+    const int n = pts_.rows(), p = m_ * (D + 2), pc = m_ * (D + 1), rows = n + m_;
+    jac_.resize(std::size_t(n) * p);
+    r_scaled_.resize(n);
+    jtj_.resize(std::size_t(pc) * pc);
+    jtr_.resize(pc);
+    vp_diag_.resize(pc);
+    vp_c_.resize(std::size_t(rows) * (pc + 1));
+    qr_y_.resize(rows);
+    theta0_.resize(theta_.size());
+    enqueue_residuals();
+    const T scale_interior = T(1) / std::sqrt(T(std::max(pts_.n_int, 1)));
+    const T scale_boundary = std::sqrt(penalty_ / T(std::max(pts_.n_bnd, 1)));
+    gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
+                               scale_interior, scale_boundary, jac_.data(), r_scaled_.data());
+    if (m_ > 0 && n > 0) {
+      factor_features_qr(jac_.data());
+      const std::size_t col = std::size_t(rows) * sizeof(T);
+      CUDA_CHECK(cudaMemcpy2DAsync(vp_c_.data(), col, jac_.data() + std::size_t(n) * m_,
+                                   std::size_t(n) * sizeof(T), std::size_t(n) * sizeof(T), pc,
+                                   cudaMemcpyDeviceToDevice, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(vp_c_.data() + std::size_t(rows) * pc, r_scaled_.data(),
+                                 std::size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+      CUDA_CHECK(cudaMemset2DAsync(vp_c_.data() + n, col, 0, std::size_t(m_) * sizeof(T), pc + 1,
+                                   stream_));
+      // Marquardt's scaling from the unprojected columns (as the CPU backend).
+      gpu::launch_column_norms<T>(stream_, vp_c_.data(), n, pc, rows, true, vp_diag_.data());
+      apply_qt(vp_c_.data(), pc + 1);
+      const T one = T(1), zero = T(0);
+      const T* b = vp_c_.data() + m_;
+      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, pc, n, &one, b, rows, &zero, jtj_.data(), pc));
+      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, pc, &one, b, rows,
+                                   b + std::size_t(rows) * pc, &zero, jtr_.data()));
+    } else {
+      CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
+      CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
+      CUDA_CHECK(cudaMemsetAsync(vp_diag_.data(), 0, vp_diag_.bytes(), stream_));
+    }
+    if (theta_.size() > 0)
+      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
+                                 cudaMemcpyDeviceToDevice, stream_));
+    lm_prepared_ = true;
+    res_stale_ = false;
+    return to_loss_parts(read_scalars());
   }
 
   // LM: lm_prepare and lm_try each replay a CUDA graph (one launch, one synchronisation) once
@@ -390,7 +422,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     run_graph({-2.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
                ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
                ptr_key(theta0_.data()), ptr_key(chunk_sums_.data()), double(lwork)},
-              [&] { enqueue_lm_try(p, lwork, 0, true); });
+              [&] { enqueue_lm_try(p, lwork, 0, nullptr, true); });
     invalidate_features();
     res_stale_ = false;
     const DeviceScalars& scalars = pinned_scalars_[0];
@@ -403,22 +435,28 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   LossParts vp_try(T mu) override {
-    if (!lm_prepared_) throw std::logic_error("vp_try called before lm_prepare");
-    const int p = m_ * (D + 2);
-    if (p == 0) return residuals();
-    lm_a_.resize(std::size_t(p) * p);
-    delta_.resize(p);
+    if (!lm_prepared_) throw std::logic_error("vp_try called before vp_prepare");
+    const int pc = m_ * (D + 1);
+    if (pc == 0) return residuals();
+    lm_a_.resize(std::size_t(pc) * pc);
+    delta_.resize(pc);
     lm_mu_.resize(1);
     int lwork = 0;
-    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
+    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, pc, lm_a_.data(), &lwork));
     work_.resize(std::max(lwork, 1));
     pinned_mu_[0] = mu;
-    // The step (without residuals) is one graph; the weight solve that follows has its own calls.
+    // The step on centres and widths (without residuals) is one graph; the weight solve that
+    // follows has its own calls.
     run_graph({-3.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
                ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
-               ptr_key(theta0_.data()), double(lwork)},
-              [&] { enqueue_lm_try(p, lwork, m_, false); });
+               ptr_key(theta0_.data()), ptr_key(vp_diag_.data()), double(lwork)},
+              [&] { enqueue_lm_try(pc, lwork, m_, vp_diag_.data(), false); });
     invalidate_features();
+    if (pinned_scalars_[0].step_rejected) {
+      LossParts bad;
+      bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
+      return bad;
+    }
     solve_weights_qr();
     return residuals();
   }
@@ -709,18 +747,18 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                  cudaMemcpyDeviceToDevice, stream_));
   }
 
-  // The LM step θ = θ0 + δ; entries below damp_begin (the weights, for vp_try) are damped by
-  // vp_weight_damping instead of μ.
-  void enqueue_lm_try(int p, int lwork, int damp_begin, bool with_residuals) {
+  // The LM step θ[first…] = θ0[first…] + δ for the p parameters from `first` on (0 for LM, m for
+  // variable projection's centres and widths), Marquardt's scaling diag JᵀJ or `scaling`.
+  void enqueue_lm_try(int p, int lwork, int first, const T* scaling, bool with_residuals) {
     // μ travels as a value in pinned memory, copied by the graph, so one graph serves every μ.
     CUDA_CHECK(cudaMemcpyAsync(lm_mu_.data(), pinned_mu_.data(), sizeof(T), cudaMemcpyHostToDevice,
                                stream_));
     gpu::launch_lm_system<T>(stream_, jtj_.data(), jtr_.data(), lm_a_.data(), delta_.data(), p,
-                             lm_mu_.data(), damp_begin, vp_weight_damping<T>());
+                             lm_mu_.data(), scaling);
     CUSOLVER_CHECK(gpu::blas::potrf(cusolver_, p, lm_a_.data(), work_.data(), lwork, info_.data()));
     CUSOLVER_CHECK(gpu::blas::potrs(cusolver_, p, lm_a_.data(), delta_.data(), info_.data() + 1));
     gpu::launch_lm_apply<T>(stream_, theta0_.data(), delta_.data(), info_.data(), theta_.data(), m_,
-                            D, min_width_, scalars_.data());
+                            D, first, min_width_, scalars_.data());
     if (with_residuals) enqueue_residuals();
   }
 
@@ -820,6 +858,39 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
   }
 
+  // qr_a_ = [features (n × m, leading dimension n); δ·max_k|F_k|·I] factored by geqrf (R in its
+  // upper triangle, the reflectors below, their scalars in qr_tau_).
+  void factor_features_qr(const T* features) {
+    const int n = pts_.rows(), rows = n + m_;
+    qr_a_.resize(std::size_t(rows) * m_);
+    qr_tau_.resize(m_);
+    qr_norms_.resize(m_);
+    qr_y_.resize(rows);
+    if (n > 0)
+      CUDA_CHECK(cudaMemcpy2DAsync(qr_a_.data(), std::size_t(rows) * sizeof(T), features,
+                                   std::size_t(n) * sizeof(T), std::size_t(n) * sizeof(T), m_,
+                                   cudaMemcpyDeviceToDevice, stream_));
+    gpu::launch_column_norms<T>(stream_, qr_a_.data(), n, m_, rows, false, qr_norms_.data());
+    gpu::launch_qr_ridge_rows<T>(stream_, qr_a_.data(), qr_y_.data(), n, m_, qr_norms_.data(),
+                                 vp_qr_ridge<T>());
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::geqrf_buffer_size(cusolver_, rows, m_, qr_a_.data(), rows, &lwork));
+    work_.resize(std::max(lwork, 1));
+    CUSOLVER_CHECK(gpu::blas::geqrf(cusolver_, rows, m_, qr_a_.data(), rows, qr_tau_.data(),
+                                    work_.data(), int(work_.size()), info_.data()));
+  }
+
+  // c ((n + m) × cols, leading dimension n + m) = Qᵀ c with the Q of factor_features_qr.
+  void apply_qt(T* c, int cols) {
+    const int rows = pts_.rows() + m_;
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, rows, cols, m_, qr_a_.data(), rows,
+                                                  qr_tau_.data(), c, &lwork));
+    work_.resize(std::max(lwork, 1));
+    CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, rows, cols, m_, qr_a_.data(), rows, qr_tau_.data(),
+                                      c, work_.data(), int(work_.size()), info_.data()));
+  }
+
   // Cholesky of the lower triangle of `a` (overwritten) and solve in place; info_[0] holds
   // potrf's status, which the kernels that follow check on the device.
   void cholesky_solve(T* a, int p, T* rhs) {
@@ -870,6 +941,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   DeviceBuffer<T> cg_r_, cg_d_, cg_ad_;
   DeviceBuffer<T> jac_, r_scaled_, jtj_, jtr_, lm_a_, delta_;
   DeviceBuffer<T> qr_features_, qr_a_, qr_y_, qr_tau_, qr_norms_;  // solve_weights_qr
+  DeviceBuffer<T> vp_c_, vp_diag_;  // vp_prepare: Qᵀ[J_ca | R], Marquardt's scaling
   DeviceBuffer<T> eval_x_, eval_u_, eval_lap_;
 };
 

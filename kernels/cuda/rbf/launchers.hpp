@@ -113,9 +113,11 @@ template <class T>
 void launch_symmetrize_lower(Stream stream, T* a, int m);
 template <class T>
 void launch_add_to_diagonal(Stream stream, T* a, int m, T value);
-// norms[k] = |column k| of the first `rows` rows of a column-major matrix (leading dim lda).
+// norms[k] = |column k| (or its square) of the first `rows` rows of a column-major matrix
+// (leading dimension lda).
 template <class T>
-void launch_column_norms(Stream stream, const T* a, int rows, int cols, int lda, T* norms);
+void launch_column_norms(Stream stream, const T* a, int rows, int cols, int lda, bool squared,
+                         T* norms);
 // Rows n … n+m−1 of a ((n+m) × m, column-major) = relative·max_k norms[k]·I; y[n … n+m−1] = 0.
 template <class T>
 void launch_qr_ridge_rows(Stream stream, T* a, T* y, int n, int m, const T* norms, T relative);
@@ -129,17 +131,18 @@ void launch_cg_init(Stream stream, const T* s, const T* r, T* d, int m, int max_
 template <class T>
 void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max_iterations,
                     CgState* state);
-// a = JᵀJ with μ·max(diag JᵀJ, floor) added to its diagonal (weight_damping instead of μ for
-// the first damp_begin entries), floor = max(1e-12·max diag, T_min), μ read from device memory,
-// and delta = −JᵀR: the LM system in one launch (graph-capturable with μ changing per try).
+// a = JᵀJ with μ·max(d, floor) added to its diagonal, d = diag JᵀJ or `scaling` (p entries) when
+// given, floor = max(1e-12·max d, T_min), μ read from device memory, and delta = −JᵀR: the LM
+// system in one launch (graph-capturable with μ changing per try).
 template <class T>
 void launch_lm_system(Stream stream, const T* jtj, const T* jtr, T* a, T* delta, int p,
-                      const T* mu, int damp_begin, T weight_damping);
-// θ = θ0 + δ with widths clamped, or θ = θ0 and scalars->step_rejected = 1 when the Cholesky
-// factorisation failed (info ≠ 0) or δ is not finite.
+                      const T* mu, const T* scaling);
+// θ[i] = θ0[i] + δ[i − first] for i ≥ first (θ[i] = θ0[i] below) with widths clamped, or θ = θ0
+// and scalars->step_rejected = 1 when the Cholesky factorisation failed (info ≠ 0) or δ is not
+// finite.
 template <class T>
 void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* info, T* theta,
-                     int m, int dim, T min_width, DeviceScalars* scalars);
+                     int m, int dim, int first, T min_width, DeviceScalars* scalars);
 // w = solution when the factorisation succeeded and the solution is finite; else w is kept.
 template <class T>
 void launch_accept_weights(Stream stream, const T* solution, const int* info, T* w, int m,

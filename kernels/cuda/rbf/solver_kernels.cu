@@ -60,13 +60,14 @@ __global__ void add_to_diagonal_kernel(T* a, int m, T value) {
 // column, the sum of squares in double.
 template <class T>
 __global__ void __launch_bounds__(kNormThreads)
-    column_norms_kernel(const T* __restrict__ a, int rows, int lda, T* __restrict__ norms) {
+    column_norms_kernel(const T* __restrict__ a, int rows, int lda, bool squared,
+                        T* __restrict__ norms) {
   __shared__ double scratch[32];
   const T* col = a + std::size_t(blockIdx.x) * lda;
   double ss = 0;
   for (int i = threadIdx.x; i < rows; i += blockDim.x) ss += double(col[i]) * double(col[i]);
   ss = block_sum(ss, scratch);
-  if (threadIdx.x == 0) norms[blockIdx.x] = T(sqrt(ss));
+  if (threadIdx.x == 0) norms[blockIdx.x] = T(squared ? ss : sqrt(ss));
 }
 
 // The ridge rows of the weights' least-squares system: a's rows n … n+m−1 (leading dimension
@@ -140,12 +141,14 @@ __global__ void __launch_bounds__(kVectorThreads)
 template <class T>
 __global__ void __launch_bounds__(256)
     lm_system_kernel(const T* __restrict__ jtj, const T* __restrict__ jtr, T* __restrict__ a,
-                     T* __restrict__ delta, int p, const T* __restrict__ mu_ptr, int damp_begin,
-                     T weight_damping) {
+                     T* __restrict__ delta, int p, const T* __restrict__ mu_ptr,
+                     const T* __restrict__ scaling) {
   __shared__ T scratch[32];
-  T local_max = jtj[0];
+  // Marquardt's scaling: diag JᵀJ, or the given vector.
+  const auto diag = [&](int i) { return scaling ? scaling[i] : jtj[i + std::size_t(i) * p]; };
+  T local_max = diag(0);
   for (int i = threadIdx.x; i < p; i += blockDim.x) {
-    const T v = jtj[i + std::size_t(i) * p];
+    const T v = diag(i);
     local_max = v > local_max ? v : local_max;
   }
   const T max_diag = block_max(local_max, scratch);
@@ -157,7 +160,10 @@ __global__ void __launch_bounds__(256)
        e += std::size_t(gridDim.x) * blockDim.x) {
     const int i = int(e % p), j = int(e / p);
     T v = jtj[e];
-    if (i == j) v += (i < damp_begin ? weight_damping : mu) * (v < floor ? floor : v);
+    if (i == j) {
+      const T d = diag(i);
+      v += mu * (d < floor ? floor : d);
+    }
     a[e] = v;
   }
   if (blockIdx.x == 0)
@@ -168,14 +174,14 @@ template <class T>
 __global__ void __launch_bounds__(kVectorThreads)
     lm_apply_kernel(const T* __restrict__ theta0, const T* __restrict__ delta,
                     const int* __restrict__ info, T* __restrict__ theta, int m, int dim,
-                    T min_width, DeviceScalars* scalars) {
+                    int first, T min_width, DeviceScalars* scalars) {
   const int p = m * (dim + 2);
   int bad = 0;
-  for (int i = threadIdx.x; i < p; i += blockDim.x) bad |= !isfinite(delta[i]);
+  for (int i = threadIdx.x; i < p - first; i += blockDim.x) bad |= !isfinite(delta[i]);
   const bool rejected = __syncthreads_or(bad) || *info != 0;
   const int width_begin = m * (dim + 1);
   for (int i = threadIdx.x; i < p; i += blockDim.x) {
-    T v = rejected ? theta0[i] : theta0[i] + delta[i];
+    T v = rejected || i < first ? theta0[i] : theta0[i] + delta[i - first];
     if (i >= width_begin && v < min_width) v = min_width;
     theta[i] = v;
   }
@@ -206,9 +212,10 @@ void launch_symmetrize_lower(Stream stream, T* a, int m) {
 }
 
 template <class T>
-void launch_column_norms(Stream stream, const T* a, int rows, int cols, int lda, T* norms) {
+void launch_column_norms(Stream stream, const T* a, int rows, int cols, int lda, bool squared,
+                         T* norms) {
   if (cols == 0) return;
-  column_norms_kernel<T><<<cols, kNormThreads, 0, stream>>>(a, rows, lda, norms);
+  column_norms_kernel<T><<<cols, kNormThreads, 0, stream>>>(a, rows, lda, squared, norms);
   CUDA_CHECK_LAUNCH("column_norms_kernel");
 }
 
@@ -251,20 +258,20 @@ void launch_cg_step(Stream stream, const T* ad, T* w, T* r, T* d, int m, int max
 
 template <class T>
 void launch_lm_system(Stream stream, const T* jtj, const T* jtr, T* a, T* delta, int p,
-                      const T* mu, int damp_begin, T weight_damping) {
+                      const T* mu, const T* scaling) {
   if (p == 0) return;
   const std::size_t pp = std::size_t(p) * p;
   const int blocks = int(std::min<std::size_t>((pp + 255) / 256, 264));
-  lm_system_kernel<T><<<blocks, 256, 0, stream>>>(jtj, jtr, a, delta, p, mu, damp_begin,
-                                                   weight_damping);
+  lm_system_kernel<T><<<blocks, 256, 0, stream>>>(jtj, jtr, a, delta, p, mu, scaling);
   CUDA_CHECK_LAUNCH("lm_system_kernel");
 }
 
 template <class T>
 void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* info, T* theta,
-                     int m, int dim, T min_width, DeviceScalars* scalars) {
+                     int m, int dim, int first, T min_width, DeviceScalars* scalars) {
   lm_apply_kernel<T>
-      <<<1, kVectorThreads, 0, stream>>>(theta0, delta, info, theta, m, dim, min_width, scalars);
+      <<<1, kVectorThreads, 0, stream>>>(theta0, delta, info, theta, m, dim, first, min_width,
+                                                    scalars);
   CUDA_CHECK_LAUNCH("lm_apply_kernel");
 }
 
@@ -281,10 +288,10 @@ void launch_accept_weights(Stream stream, const T* solution, const int* info, T*
   template void launch_sum_slabs_symmetric<T>(Stream, const T*, int, T*, int);                 \
   template void launch_cg_init<T>(Stream, const T*, const T*, T*, int, int, double, CgState*); \
   template void launch_cg_step<T>(Stream, const T*, T*, T*, T*, int, int, CgState*);           \
-  template void launch_lm_system<T>(Stream, const T*, const T*, T*, T*, int, const T*, int, T); \
-  template void launch_column_norms<T>(Stream, const T*, int, int, int, T*);                   \
+  template void launch_lm_system<T>(Stream, const T*, const T*, T*, T*, int, const T*, const T*); \
+  template void launch_column_norms<T>(Stream, const T*, int, int, int, bool, T*);             \
   template void launch_qr_ridge_rows<T>(Stream, T*, T*, int, int, const T*, T);                \
-  template void launch_lm_apply<T>(Stream, const T*, const T*, const int*, T*, int, int, T,    \
+  template void launch_lm_apply<T>(Stream, const T*, const T*, const int*, T*, int, int, int, T, \
                                    DeviceScalars*);                                            \
   template void launch_accept_weights<T>(Stream, const T*, const int*, T*, int, DeviceScalars*);
 RBFPDE_INSTANTIATE(float)

@@ -1,0 +1,90 @@
+// The reports of a run, judged on the validation set: what the RBF and the MLP solves share
+// between their trainers and their output. At every report it evaluates the model on the
+// evaluation grid and the validation set, writes the history row and progress line, and lets the
+// RunMonitor keep the best sound state; after training, finish() puts that state back into the
+// model, re-evaluates it, estimates its error and says whether the result is sound.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "problems/problem.hpp"
+#include "solver/config/config.hpp"
+#include "solver/train/run_output.hpp"
+#include "solver/train/validation.hpp"
+
+namespace rbfpde {
+
+template <class Params>
+class Supervisor {
+ public:
+  // What the supervisor needs of a model: evaluation, its parameters, and its own soundness
+  // verdict ("" when sound).
+  struct Model {
+    EvaluateFn evaluate;
+    std::function<Params()> parameters;
+    std::function<void(const Params&)> set_parameters;
+    std::function<std::string(const Params&, double max_abs_u)> unsound;
+  };
+
+  Supervisor(const Config& config, const Problem& problem, RunOutput& output)
+      : config_(config),
+        problem_(problem),
+        output_(output),
+        validation_(config, problem),
+        monitor_(config, problem, validation_) {}
+
+  // One report (the trainers' report callback); false stops the run (a monitor rule holds).
+  bool report(long cycle, double seconds, const LossParts& loss, const Model& model, bool final) {
+    model.evaluate(output_.grid().points, u_, lap_);
+    last_validation_ = validation_.assess(model.evaluate);
+    const std::string model_why =
+        model.unsound ? model.unsound(model.parameters(), last_validation_.max_abs_u) : "";
+    last_unsound_ = monitor_.observe(cycle, loss, last_validation_, u_, model_why, model.parameters);
+    last_cycle_ = cycle;
+    errors_ = output_.report(cycle, seconds, loss, last_validation_, u_, lap_, final);
+    return final || !monitor_.should_stop();
+  }
+
+  // After training: the best sound state goes back into the model (when there is one and it is
+  // not the final state), u and Δu on the grid are those of the state written, and `result`
+  // gets the validation figures, the error estimate, the errors and the soundness verdict.
+  void finish(const Model& model, const std::string& backend, SolveResult& result) {
+    const MonitorVerdict& verdict = monitor_.verdict();
+    if (!verdict.stop_reason.empty() && result.outcome.stop_reason == "monitor")
+      result.outcome.stop_reason = verdict.stop_reason;
+    result.unsound = last_unsound_;
+    if (monitor_.has_best() && verdict.best_cycle != last_cycle_) {
+      model.set_parameters(monitor_.best());
+      model.evaluate(output_.grid().points, u_, lap_);
+      last_validation_ = validation_.assess(model.evaluate);
+      errors_ = output_.errors_of(u_);
+    }
+    result.best_cycle = monitor_.has_best() ? verdict.best_cycle : -1;
+    result.validation = last_validation_;
+    result.errors = errors_;
+    // With no sound state at all the final one is written, and the run is unsound.
+    if (!monitor_.has_best() && result.unsound.empty())
+      result.unsound = "no sound state was found at any report";
+    result.error_estimate = estimate_relative_error(backend, config_, problem_, validation_,
+                                                    output_.grid().points, u_);
+  }
+
+  const std::vector<double>& u() const { return u_; }
+  const std::vector<double>& laplacian() const { return lap_; }
+
+ private:
+  const Config& config_;
+  const Problem& problem_;
+  RunOutput& output_;
+  ValidationSet validation_;
+  RunMonitor<Params> monitor_;
+  std::vector<double> u_, lap_;
+  ValidationFigures last_validation_;
+  std::string last_unsound_;
+  long last_cycle_ = -1;
+  ErrorNorms errors_;
+};
+
+}  // namespace rbfpde

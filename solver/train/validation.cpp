@@ -1,0 +1,179 @@
+#include "solver/train/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "problems/random.hpp"
+#include "solver/train/rbf_model.hpp"
+
+namespace rbfpde {
+namespace {
+
+// The validation set's stream: the seed xor a constant no training draw uses.
+constexpr std::uint64_t kValidationStream = 0x5bd1e9955bd1e995ULL;
+// The least penalty on the error equation's boundary rows.
+constexpr double kEstimatePenalty = 1e6;
+
+double rms(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return v.empty() ? 0.0 : std::sqrt(s / double(v.size()));
+}
+
+std::string format_e(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", v);
+  return buf;
+}
+
+}  // namespace
+
+std::size_t validation_size(std::size_t batch_points) {
+  return std::max(batch_points + 1, std::min(2 * batch_points, kValidationCap));
+}
+
+ValidationSet::ValidationSet(const Config& config, const Problem& problem)
+    : penalty_(config.training.penalty) {
+  Rng rng(config.training.seed ^ kValidationStream);
+  problem.sample(rng, validation_size(std::size_t(config.training.points_interior)),
+                 validation_size(std::size_t(config.training.points_boundary)), set_);
+}
+
+ValidationFigures ValidationSet::assess(const EvaluateFn& evaluate) {
+  ValidationFigures v;
+  evaluate(set_.interior, u_int_, lap_int_);
+  evaluate(set_.boundary, u_bnd_, scratch_);
+  double se = 0, sb = 0;
+  for (std::size_t i = 0; i < lap_int_.size(); ++i) {
+    const double e = lap_int_[i] - set_.f[i];
+    se += e * e;
+    v.finite = v.finite && std::isfinite(e) && std::isfinite(u_int_[i]);
+    v.max_abs_u = std::max(v.max_abs_u, std::abs(u_int_[i]));
+  }
+  for (std::size_t j = 0; j < u_bnd_.size(); ++j) {
+    const double b = u_bnd_[j] - set_.p[j];
+    sb += b * b;
+    v.finite = v.finite && std::isfinite(b);
+    v.max_abs_u = std::max(v.max_abs_u, std::abs(u_bnd_[j]));
+  }
+  v.rms_interior = std::sqrt(se / double(std::max<std::size_t>(lap_int_.size(), 1)));
+  v.rms_boundary = std::sqrt(sb / double(std::max<std::size_t>(u_bnd_.size(), 1)));
+  v.loss = 0.5 * v.rms_interior * v.rms_interior + 0.5 * penalty_ * v.rms_boundary * v.rms_boundary;
+  if (!v.finite) v.loss = std::numeric_limits<double>::infinity();
+  return v;
+}
+
+template <class Params>
+RunMonitor<Params>::RunMonitor(const Config& config, const Problem& problem,
+                               const ValidationSet& validation)
+    : config_(config) {
+  (void)problem;
+  f_rms_ = rms(validation.points().f);
+  p_rms_ = rms(validation.points().p);
+}
+
+template <class Params>
+std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
+                                        const ValidationFigures& v,
+                                        const std::vector<double>& grid_u,
+                                        const std::string& model_unsound,
+                                        const std::function<Params()>& snapshot) {
+  std::string why;
+  double grid_max = 0;
+  bool grid_finite = true;
+  for (double u : grid_u) {
+    grid_finite = grid_finite && std::isfinite(u);
+    grid_max = std::max(grid_max, std::abs(u));
+  }
+  const double scale = std::max({v.max_abs_u, f_rms_, p_rms_}) * 1e-12;
+  if (!grid_finite || !v.finite) {
+    why = "the solution is NaN or infinite on the evaluation grid or the validation points";
+  } else if (grid_max > kAbsurdFactor * v.max_abs_u + scale) {
+    why = "max |u| on the evaluation grid is " + format_e(grid_max) + ", over " +
+          format_e(kAbsurdFactor) + " times its " + format_e(v.max_abs_u) +
+          " on the validation points (spikes between the collocation points)";
+  } else if (v.rms_interior > kOverfitFactor * train.rms_interior + kOverfitFloor * f_rms_ ||
+             v.rms_boundary > kOverfitFactor * train.rms_boundary + kOverfitFloor * (p_rms_ + f_rms_)) {
+    why = "the validation residual (interior " + format_e(v.rms_interior) + ", boundary " +
+          format_e(v.rms_boundary) + ") is over " + format_e(kOverfitFactor) +
+          " times the training one (" + format_e(train.rms_interior) + ", " +
+          format_e(train.rms_boundary) + "): the network fits the collocation points only";
+  } else if (!model_unsound.empty()) {
+    why = model_unsound;
+  }
+  if (!why.empty()) why += " (cycle " + std::to_string(cycle) + ")";
+
+  if (why.empty() && v.loss < (has_best() ? verdict_.best.loss : std::numeric_limits<double>::infinity())) {
+    verdict_.best_cycle = cycle;
+    verdict_.best = v;
+    best_ = snapshot();
+  }
+  // Stopping: the validation loss at the tolerance, or no 1 % improvement for `patience` reports.
+  if (why.empty() && v.loss < config_.training.tolerance) verdict_.stop_reason = "tolerance";
+  if (v.loss < 0.99 * plateau_loss_) {
+    plateau_loss_ = v.loss;
+    reports_since_improvement_ = 0;
+  } else if (++reports_since_improvement_ >= config_.training.patience &&
+             config_.training.patience > 0 && verdict_.stop_reason.empty()) {
+    verdict_.stop_reason = "plateau";
+  }
+  return why;
+}
+
+double estimate_relative_error(const std::string& backend, const Config& config,
+                               const Problem& problem, const ValidationSet& validation,
+                               const std::vector<double>& grid_points,
+                               const std::vector<double>& grid_u) {
+  const int d = problem.dim();
+  const double u_rms = rms(grid_u);
+  if (!(u_rms > 0) || grid_u.empty()) return std::numeric_limits<double>::quiet_NaN();
+  // The auxiliary basis: a lattice over the bounding box, 1.6 times the network's centre density
+  // per axis (within [12, 32] per axis in 2D, [8, 12] in 3D), widths 1.5 spacings.
+  const double per_axis_network = std::pow(double(std::max(1, config.model.neurons)), 1.0 / d);
+  const int lo_n = d == 2 ? 12 : 8, hi_n = d == 2 ? 32 : 12;
+  const int per_axis = std::clamp(int(std::lround(1.6 * per_axis_network)), lo_n, hi_n);
+  double lo[3], hi[3];
+  problem.domain().bounding_box(lo, hi);
+  RbfParameters<double> aux;
+  aux.dim = d;
+  double spacing = 0;
+  for (int j = 0; j < d; ++j) spacing = std::max(spacing, (hi[j] - lo[j]) / per_axis);
+  const int total = d == 2 ? per_axis * per_axis : per_axis * per_axis * per_axis;
+  for (int k = 0; k < total; ++k) {
+    int idx[3] = {k % per_axis, (k / per_axis) % per_axis, k / (per_axis * per_axis)};
+    for (int j = 0; j < d; ++j)
+      aux.centres.push_back(lo[j] + (idx[j] + 0.5) * (hi[j] - lo[j]) / per_axis);
+    aux.widths.push_back(1.5 * spacing);
+    aux.weights.push_back(0.0);
+  }
+  // The error equation's data: the residuals at the validation points.
+  CollocationBatch data = validation.points();
+  const std::vector<double>& lap = validation.last_laplacian();
+  const std::vector<double>& ub = validation.last_u_boundary();
+  for (std::size_t i = 0; i < data.f.size(); ++i) data.f[i] = lap[i] - data.f[i];
+  for (std::size_t j = 0; j < data.p.size(); ++j) data.p[j] = ub[j] - data.p[j];
+
+  BackendOptions opt;
+  opt.dim = d;
+  // The boundary condition nearly exact: a residual the basis cannot resolve (the network's
+  // misfit between its collocation points) must not be traded for the boundary values, which
+  // carry most of the error into the interior.
+  opt.penalty = std::max(kEstimatePenalty, 1e4 * config.training.penalty);
+  opt.min_width = 0;
+  std::unique_ptr<RbfBackend<double>> be =
+      backend == "cuda" ? make_cuda_backend<double>(opt) : make_cpu_backend<double>(opt);
+  be->set_parameters(aux);
+  be->set_batch(data);
+  be->solve_weights_qr();
+  std::vector<double> e, lap_e;
+  be->evaluate(grid_points, e, lap_e);
+  return rms(e) / u_rms;
+}
+
+template class RunMonitor<RbfParameters<double>>;
+template class RunMonitor<RbfParameters<float>>;
+template class RunMonitor<std::vector<double>>;
+template class RunMonitor<std::vector<float>>;
+
+}  // namespace rbfpde

@@ -1,0 +1,115 @@
+// Judging a run on points it never trained on (docs/mathematics.md, "Validation and the error
+// estimate"): a fixed validation set drawn once from its own stream of the seed, the figures on
+// it, the choice of the best sound state seen, the soundness checks that make an unsound result
+// exit 3, and the residual-based error estimate. Written once for every model and method: the
+// model is seen only through an evaluation function and a snapshot of its parameters.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "problems/problem.hpp"
+#include "solver/config/config.hpp"
+#include "solver/output/output.hpp"
+
+namespace rbfpde {
+
+// u and Δu of the model at n points (row-major, n × dim).
+using EvaluateFn = std::function<void(const std::vector<double>& points, std::vector<double>& u,
+                                      std::vector<double>& laplacian)>;
+
+struct ValidationFigures {
+  double rms_interior = std::numeric_limits<double>::quiet_NaN();  // sqrt(mean (Δu − f)²)
+  double rms_boundary = std::numeric_limits<double>::quiet_NaN();  // sqrt(mean (u − p)²)
+  double loss = std::numeric_limits<double>::quiet_NaN();          // ½ rms_i² + ½ λ rms_b²
+  double max_abs_u = 0;  // max |u| over the validation points
+  bool finite = true;    // every u and Δu there finite
+};
+
+// The sizes of the validation set for a training batch of n points: twice the batch, but at
+// most max(n + 1, kValidationCap) points.
+constexpr std::size_t kValidationCap = 20000;
+std::size_t validation_size(std::size_t batch_points);
+
+class ValidationSet {
+ public:
+  // Draws the set from the stream seed ^ kValidationStream, independent of every training draw.
+  ValidationSet(const Config& config, const Problem& problem);
+
+  const CollocationBatch& points() const { return set_; }
+  // Figures of the model evaluated by `evaluate`; u and Δu at the interior points and u at the
+  // boundary points are left in the last_* vectors (for the error estimate).
+  ValidationFigures assess(const EvaluateFn& evaluate);
+  const std::vector<double>& last_u_interior() const { return u_int_; }
+  const std::vector<double>& last_laplacian() const { return lap_int_; }
+  const std::vector<double>& last_u_boundary() const { return u_bnd_; }
+
+ private:
+  double penalty_;
+  CollocationBatch set_;
+  std::vector<double> u_int_, lap_int_, u_bnd_, scratch_;
+};
+
+// What the monitor decided about a run.
+struct MonitorVerdict {
+  long best_cycle = -1;           // the report whose state is kept, -1 when none was sound
+  ValidationFigures best;         // its validation figures
+  std::string unsound;            // why the final state was not sound ("" when it was)
+  std::string stop_reason;        // tolerance | plateau, when the monitor stopped the run
+};
+
+// Watches the reports of one run: keeps the best sound state by validation loss, stops the run
+// when the validation loss reaches training.tolerance or has not improved by 1 % for
+// training.patience reports, and judges soundness:
+//   - u non-finite on the evaluation grid or the validation set, or max |u| on the grid above
+//     kAbsurdFactor × max |u| on the validation set (a spike between the points);
+//   - a validation residual above kOverfitFactor × the training one (both RMS, interior or
+//     boundary), beyond a floor of kOverfitFloor × the data's RMS;
+//   - what the model itself reports (narrow neurons, for the RBF network).
+template <class Params>
+class RunMonitor {
+ public:
+  static constexpr double kAbsurdFactor = 10;
+  static constexpr double kOverfitFactor = 100;
+  static constexpr double kOverfitFloor = 1e-8;
+
+  RunMonitor(const Config& config, const Problem& problem, const ValidationSet& validation);
+
+  // One report. `grid_u` is u on the evaluation grid; `model_unsound` the model's own verdict
+  // ("" when sound); `snapshot` copies the current parameters (called only for a new best).
+  // Returns the soundness verdict of this state ("" when sound).
+  std::string observe(long cycle, const LossParts& train, const ValidationFigures& v,
+                      const std::vector<double>& grid_u, const std::string& model_unsound,
+                      const std::function<Params()>& snapshot);
+  // True once a stopping rule of the monitor holds (the caller stops the run).
+  bool should_stop() const { return !verdict_.stop_reason.empty(); }
+
+  bool has_best() const { return verdict_.best_cycle >= 0; }
+  const Params& best() const { return best_; }
+  MonitorVerdict& verdict() { return verdict_; }
+  const MonitorVerdict& verdict() const { return verdict_; }
+
+ private:
+  const Config& config_;
+  double f_rms_ = 0, p_rms_ = 0;
+  Params best_{};
+  double plateau_loss_ = std::numeric_limits<double>::infinity();
+  int reports_since_improvement_ = 0;
+  MonitorVerdict verdict_;
+};
+
+// The residual-based estimate of the relative L2 error (docs/mathematics.md): the error
+// e = u_h − u solves Δe = Δu_h − f in Ω, e = u_h − p on ∂Ω; it is solved by least squares in an
+// auxiliary basis of Gaussians on a lattice finer than the network (solve_weights_qr of an RBF
+// backend `backend` — "cpu" or "cuda" — in double), at the validation points, and evaluated on
+// the evaluation grid's points inside the domain: RMS(e_h) / RMS(u_h) there. `grid_u` is u_h on
+// those points. NaN when the problem is degenerate (u_h ≡ 0).
+double estimate_relative_error(const std::string& backend, const Config& config,
+                               const Problem& problem, const ValidationSet& validation,
+                               const std::vector<double>& grid_points,
+                               const std::vector<double>& grid_u);
+
+}  // namespace rbfpde
