@@ -129,6 +129,9 @@ class RbfBackend {
   // state.
   virtual LossParts vp_prepare() = 0;
   virtual LossParts vp_try(T mu) = 0;
+  // The system of the last lm_prepare/vp_prepare (JᵀJ, p × p, lower triangle meaningful, and
+  // JᵀR), copied to the host: for tests.
+  virtual void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const = 0;
   // Least-squares weights from a Householder QR factorisation of the scaled features
   // F = [M/√N; √(λ/K)·N] stacked over vp_qr_ridge·max_k|F_k|·I: the residual is accurate to the
   // unit roundoff times cond(F), not its square as with the normal equations. Leaves the

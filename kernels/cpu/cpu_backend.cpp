@@ -322,6 +322,14 @@ class CpuRbfBackend final : public RbfBackend<T> {
     return loss_parts();
   }
 
+  void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const override {
+    const Eigen::Index p = JtJ_.rows();
+    jtj.assign(std::size_t(p * p), T(0));
+    for (Eigen::Index j = 0; j < p; ++j)
+      for (Eigen::Index i = j; i < p; ++i) jtj[std::size_t(i + j * p)] = JtJ_(i, j);
+    jtr.assign(JtR_.data(), JtR_.data() + JtR_.size());
+  }
+
   void lm_reject() override {
     w_ = theta0_w_;
     c_ = theta0_c_;

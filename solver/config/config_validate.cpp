@@ -164,7 +164,8 @@ ModelConfig read_model(const Field& field) {
 // Defaults of variable projection that scale with the problem and the network, for the keys the
 // config leaves out (docs/config.md, "Defaults that scale"):
 //   neurons 100 in 2D, 216 in 3D; interior points 5 per parameter (m·(d+2)); boundary points
-//   2d·N^((d−1)/d) (about the interior spacing on a unit domain's boundary, doubled); one fixed
+//   4d·N^((d−1)/d) (about four times the interior spacing's density on a unit box's boundary:
+//   the boundary values carry most of the error into the interior); one fixed
 //   batch; at most 400 iterations, stopped by the validation loss's plateau (patience 5 reports
 //   of 10 iterations) rather than a tolerance.
 struct GivenTraining {
@@ -179,7 +180,7 @@ void apply_varpro_defaults(ModelConfig& model, bool neurons_given, TrainingConfi
   if (!given.interior) training.points_interior = int(std::min<long>(5 * params, 1L << 24));
   if (!given.boundary)
     training.points_boundary = int(std::ceil(
-        2.0 * dim * std::pow(double(training.points_interior), double(dim - 1) / dim)));
+        4.0 * dim * std::pow(double(training.points_interior), double(dim - 1) / dim)));
   if (!given.resample_every) training.resample_every = 0;
   if (!given.max_cycles) training.max_cycles = 400;
   if (!given.tolerance) training.tolerance = 0;

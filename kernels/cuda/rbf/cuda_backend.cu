@@ -461,6 +461,18 @@ class CudaRbfBackend final : public RbfBackend<T> {
     return residuals();
   }
 
+  void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const override {
+    // Column-major with the lower triangle from SYRK: the upper one is cleared to match the CPU.
+    const std::size_t p = jtr_.size();
+    jtj.assign(p * p, T(0));
+    jtr.assign(p, T(0));
+    if (p == 0) return;
+    download(jtj, jtj_.data());
+    download(jtr, jtr_.data());
+    for (std::size_t j = 0; j < p; ++j)
+      for (std::size_t i = 0; i < j; ++i) jtj[i + j * p] = T(0);
+  }
+
   void lm_reject() override {
     if (!lm_prepared_) throw std::logic_error("lm_reject called before lm_prepare");
     // Asynchronous: the next call that needs θ or the residuals finds them in stream order.
