@@ -3,11 +3,18 @@
 # seed problem (gdcg and lm), the GPU benchmark, the JAX reference, and compute-sanitizer
 # (memcheck, racecheck) over the GPU tests. Logs go to $OUT/*.log (or ./gpu-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-check.sh", carry=[".mu"])
-# STEPS selects steps (default: all): any of tests solve resume bench jax memcheck racecheck.
+# STEPS selects steps (default: all): any of tests solve resume bench jax sweep jaxvp baseline
+# memcheck racecheck.
+#   sweep: bench/seed_sweep.py over the problem-only configs, seeds SWEEP_SEEDS (default 1-20),
+#     on the GPU in double (and the seed problem in float);
+#   jaxvp: bench/jax_varpro.py, the JAX peer of variable projection, seeds 1-5;
+#   baseline: when .base/src.tar.gz (carried: `git archive` of an earlier commit) exists, its
+#     bench_gpu_mlp and bench_gpu_cycle are built too and run alternately with this build's,
+#     so that two versions are compared in one call.
 # The machine has no muParser: the carried .deb files in .mu/ are unpacked into /opt/mu.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-check-logs}"
-STEPS="${STEPS:-tests solve resume bench jax memcheck racecheck}"
+STEPS="${STEPS:-tests solve resume bench jax sweep jaxvp baseline memcheck racecheck}"
 mkdir -p "$OUT"
 status=0
 want() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -34,14 +41,24 @@ step configure cmake -S . -B build-gpu -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH
 # Only what the steps below run: the whole tree is built and tested on the CPU machines.
 targets="rbfpde"
 if want tests || want memcheck || want racecheck; then targets="$targets test_gpu"; fi
-if want bench; then
+if want bench || want baseline; then
   targets="$targets $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')"
+fi
+if want baseline && [ -f .base/src.tar.gz ]; then
+  # The earlier version's benchmarks, built beside this one (in the background, while this
+  # build runs; its log is baseline_build.log).
+  rm -rf /tmp/base && mkdir -p /tmp/base && tar -xzf .base/src.tar.gz -C /tmp/base
+  (cmake -S /tmp/base -B /tmp/base/build -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
+     -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DRBFPDE_BUILD_TESTS=OFF \
+     -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/base/build -j8 --target bench_gpu_mlp \
+     bench_gpu_cycle) >"$OUT/baseline_build.log" 2>&1 &
+  base_pid=$!
 fi
 step build_gpu cmake --build build-gpu -j16 --target $targets
 export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 
 if want tests; then
-  step ctest ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 180
+  step ctest ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 300 ${CTEST_ARGS:-}
 fi
 if want solve; then
   # End-to-end: training seconds from summary.json (the CLI's own phase timing).
@@ -80,15 +97,36 @@ fi
 if want jax; then
   step jax timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_rbf_cycle.py both
 fi
+if want sweep; then
+  step sweep env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP_SEEDS:-1-20}" \
+    configs/poisson2d.yaml configs/lshape.yaml configs/disk.yaml configs/peak.yaml \
+    configs/cube3d.yaml configs/ball3d.yaml
+  step sweep_float env PYTHONUNBUFFERED=1 timeout 120 python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cuda --precision float --seeds 1-5 configs/poisson2d.yaml
+fi
+if want jaxvp; then
+  step jaxvp timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_varpro.py --seeds 1-5
+fi
+if want baseline && [ -n "${base_pid:-}" ]; then
+  wait "$base_pid"
+  for round in 1 2; do
+    for b in bench_gpu_mlp bench_gpu_cycle; do
+      args=""; [ "$b" = bench_gpu_mlp ] && args=quick
+      [ -x "/tmp/base/build/bench/$b" ] && step "baseline_old_${b}_$round" timeout 120 "/tmp/base/build/bench/$b" $args
+      [ -x "build-gpu/bench/$b" ] && step "baseline_new_${b}_$round" timeout 120 "build-gpu/bench/$b" $args
+    done
+  done
+fi
 # The sanitizers are slow: one precision covers every kernel. The allocation test is left out:
 # its deliberate cudaMalloc failure would count as an API error.
-SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float:CudaFusedCycle.*Double:CudaDeviceSampler.Same*:CudaMlp*:-*SeedProblem*}"
+SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaVarproParity.*:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float:CudaFusedCycle.*Double:CudaDeviceSampler.Same*:CudaMlp*:-*SeedProblem*}"
 if want memcheck; then
   step memcheck timeout 150 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
     ./build-gpu/tests/test_gpu --gtest_filter="$SAN_FILTER"
 fi
 if want racecheck; then
   step racecheck timeout 150 compute-sanitizer --tool racecheck --error-exitcode 1 \
-    ./build-gpu/tests/test_gpu --gtest_filter="CudaBackendParity.*Double:CudaFusedCycle.*Double:CudaMlpParity/0.AdamSteps:CudaMlpParity/0.TrainStepsGraph:CudaMlpBackend.TinyNetworkEveryKernel:-*Fifty*:*SeedProblem*"
+    ./build-gpu/tests/test_gpu --gtest_filter="CudaBackendParity.*Double:CudaVarproParity.*:CudaFusedCycle.*Double:CudaMlpParity/0.AdamSteps:CudaMlpParity/0.TrainStepsGraph:CudaMlpBackend.TinyNetworkEveryKernel:-*Fifty*:*SeedProblem*"
 fi
 exit $status

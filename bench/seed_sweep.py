@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Accuracy over training seeds: runs `rbfpde solve` for each config and seed and prints a
+Markdown table per config — median and worst relative L2 error, median and worst estimate
+ratio (estimate / true error), median training time, and the median time at which the
+relative L2 error first reached 1e-4, 1e-6 and 1e-7 (from history.csv, reports every
+--report-every iterations; training time including those reports; '-' when fewer than half the
+seeds reached it, with the count in parentheses).
+
+  python3 bench/seed_sweep.py --binary build/rbfpde --backend cpu --seeds 1-20 \
+      configs/poisson2d.yaml configs/lshape.yaml
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def seeds_of(text):
+    lo, _, hi = text.partition("-")
+    return list(range(int(lo), int(hi or lo) + 1))
+
+
+def first_reach(history, level):
+    for row in history:
+        e = row.get("rel_l2_error", "")
+        if e and float(e) <= level:
+            return float(row["seconds"])
+    return None
+
+
+def fmt(v):
+    return "-" if v is None else f"{v:.3g}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", default="build/rbfpde")
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--precision", default="double")
+    ap.add_argument("--seeds", default="1-20")
+    ap.add_argument("--report-every", type=int, default=5)
+    ap.add_argument("--set", action="append", default=[], help="extra --set for every run")
+    ap.add_argument("configs", nargs="+")
+    args = ap.parse_args()
+    levels = [1e-4, 1e-6, 1e-7]
+    print(f"| config | seeds | median L2 | worst L2 | exit≠0 | estimate/true (median, range) "
+          f"| median s | " + " | ".join(f"to {l:g} (s)" for l in levels) + " |")
+    print("|---|---|---|---|---|---|---|" + "---|" * len(levels))
+    for cfg in args.configs:
+        errs, ratios, secs, bad = [], [], [], 0
+        reach = {l: [] for l in levels}
+        seeds = seeds_of(args.seeds)
+        for seed in seeds:
+            with tempfile.TemporaryDirectory() as d:
+                cmd = [args.binary, "solve", cfg, "--backend", args.backend, "--precision",
+                       args.precision, "--quiet", "--set", f"training.seed={seed}", "--set",
+                       f"output.report_every={args.report_every}", "--set",
+                       f"output.directory={d}/out"]
+                for s in args.set:
+                    cmd += ["--set", s]
+                rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True).returncode
+                try:
+                    summary = json.load(open(f"{d}/out/summary.json"))
+                    history = list(csv.DictReader(open(f"{d}/out/history.csv")))
+                except OSError:
+                    print(f"{cfg} seed {seed}: no outputs (exit {rc})", file=sys.stderr)
+                    bad += 1
+                    continue
+                if rc != 0:
+                    bad += 1
+                err = summary["final"]["relative_l2_error"]
+                est = summary.get("error_estimate")
+                errs.append(err)
+                if est and err:
+                    ratios.append(est / err)
+                secs.append(summary["seconds"]["training"])
+                for l in levels:
+                    reach[l].append(first_reach(history, l))
+                print(f"{os.path.basename(cfg)} seed {seed}: L2 {err:.3e} estimate {est} "
+                      f"exit {rc} {summary['seconds']['training']:.3f} s", file=sys.stderr)
+        if not errs:
+            continue
+        cells = []
+        for l in levels:
+            got = [t for t in reach[l] if t is not None]
+            med = statistics.median(got) if len(got) * 2 >= len(seeds) else None
+            cells.append(f"{fmt(med)} ({len(got)}/{len(seeds)})")
+        ratio = (f"{statistics.median(ratios):.2g} ({min(ratios):.2g}–{max(ratios):.2g})"
+                 if ratios else "-")
+        print(f"| {os.path.basename(cfg)} | {args.seeds} | {statistics.median(errs):.2e} | "
+              f"{max(errs):.2e} | {bad} | {ratio} | {statistics.median(secs):.3g} | "
+              + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
