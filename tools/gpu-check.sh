@@ -100,13 +100,15 @@ fi
 if want sweep; then
   step sweep env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
     --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP_SEEDS:-1-20}" \
-    configs/poisson2d.yaml configs/lshape.yaml configs/disk.yaml configs/peak.yaml \
+    configs/poisson2d.yaml configs/lshape.yaml configs/disk.yaml configs/peak.yaml
+  step sweep3d env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP3D_SEEDS:-1-20}" \
     configs/cube3d.yaml configs/ball3d.yaml
   step sweep_float env PYTHONUNBUFFERED=1 timeout 120 python3 bench/seed_sweep.py \
     --binary build-gpu/rbfpde --backend cuda --precision float --seeds 1-5 configs/poisson2d.yaml
 fi
 if want jaxvp; then
-  step jaxvp timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_varpro.py --seeds 1-5
+  step jaxvp timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_varpro.py --seeds "${JAXVP_SEEDS:-1-5}"
 fi
 if want baseline && [ -n "${base_pid:-}" ]; then
   wait "$base_pid"
