@@ -189,17 +189,17 @@ std::vector<BadInput> bad_inputs() {
                "\"neumann\"",
                "problem.boundary[0].type"});
   // --- methods and models
-  c.push_back({"UnknownMethod", with("method: lm", "method: newton"), {},
-               "error: c.yaml:18:11: training.method: expected one of gdcg, lm, adam, found "
-               "\"newton\"",
+  c.push_back({"UnknownMethod", with("method: gdcg", "method: newton"), {},
+               "error: c.yaml:18:11: training.method: expected one of varpro, gdcg, lm, adam, "
+               "found \"newton\"",
                "training.method"});
-  c.push_back({"MethodDoesNotFitRbf", with("method: lm", "method: adam"), {},
-               "error: c.yaml:18:11: training.method: expected gdcg or lm for model.type rbf, "
-               "found \"adam\"",
+  c.push_back({"MethodDoesNotFitRbf", with("method: gdcg", "method: adam"), {},
+               "error: c.yaml:18:11: training.method: expected varpro, lm or gdcg for model.type "
+               "rbf, found \"adam\"",
                "training.method"});
   c.push_back({"MethodDoesNotFitMlp", with("type: rbf", "type: mlp"), {},
                "error: c.yaml:18:11: training.method: expected adam for model.type mlp, found "
-               "\"lm\"",
+               "\"gdcg\"",
                "training.method"});
   // --- output
   // A file in the way of the output directory (c.yaml itself): found before any training.

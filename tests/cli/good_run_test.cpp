@@ -35,7 +35,7 @@ namespace {
 const char* const kF = "sin(pi*x)*sin(pi*y)";
 const char* const kExact = "-sin(pi*x)*sin(pi*y)/(2*pi^2)";
 
-// lm, 16 neurons, 20 cycles, a 21 × 21 grid, a snapshot every 5 cycles.
+// gdcg, 16 neurons, 20 cycles, a 21 × 21 grid, a snapshot every 5 cycles.
 std::string good_config() {
   std::string c = replace_once(kTinyConfig, "max_cycles: 3", "max_cycles: 20");
   return replace_once(c, "  directory: out",
@@ -49,11 +49,19 @@ std::vector<std::string> files_in(const fs::path& dir) {
   return names;
 }
 
-// The cells of the last data row of history.csv, by header name.
-std::map<std::string, std::string> last_history_row(const std::string& csv) {
-  const std::vector<std::string> lines = lines_of(csv);
+// The cells of a data row of history.csv (the last, or the one of cycle `cycle`), by header name.
+std::map<std::string, std::string> history_row(const std::string& csv, long cycle = -1) {
+  std::vector<std::string> lines = lines_of(csv);
   std::map<std::string, std::string> row;
   if (lines.size() < 2) return row;
+  if (cycle >= 0) {
+    const std::string prefix = std::to_string(cycle) + ",";
+    const auto it = std::find_if(lines.begin() + 1, lines.end(), [&](const std::string& line) {
+      return line.rfind(prefix, 0) == 0;
+    });
+    if (it == lines.end()) return row;
+    lines.back() = *it;
+  }
   auto split = [](const std::string& line) {
     std::vector<std::string> cells;
     std::string cell;
@@ -113,13 +121,30 @@ TEST(CliGoodRun, SolveQuietWritesEveryOutputAndNothingElse) {
   const std::string summary = read_text(out / "summary.json");
   EXPECT_EQ(json_raw(summary, "diverged"), "false");
   EXPECT_EQ(json_raw(summary, "precision"), "\"double\"");
-  EXPECT_EQ(json_raw(summary, "method"), "\"lm\"");
+  EXPECT_EQ(json_raw(summary, "method"), "\"gdcg\"");
+  EXPECT_EQ(json_raw(summary, "sound"), "true");
+  EXPECT_EQ(summary.find("\"unsound\""), std::string::npos) << "only an unsound run says why";
   EXPECT_EQ(json_number(summary, "neurons"), 16);
   EXPECT_EQ(json_number(summary, "cycles"), 20);
   EXPECT_EQ(json_number(summary, "grid_points"), 21 * 21);
-  const auto last = last_history_row(read_text(out / "history.csv"));
+  const std::string history = read_text(out / "history.csv");
+  const auto last = history_row(history);
   ASSERT_EQ(last.count("cycle"), 1u);
   EXPECT_EQ(last.at("cycle"), "20");
+  // History rows every report_every (10) cycles, with the validation residuals filled.
+  ASSERT_EQ(lines_of(history).size(), 3u) << history;
+  EXPECT_EQ(history_row(history, 10).at("cycle"), "10");
+  for (long cycle : {10L, 20L}) {
+    const auto row = history_row(history, cycle);
+    ASSERT_EQ(row.count("val_rms_boundary"), 1u) << history;
+    EXPECT_GT(std::stod(row.at("val_rms_interior")), 0.0) << history;
+    EXPECT_GT(std::stod(row.at("val_rms_boundary")), 0.0) << history;
+  }
+  // The monitor judges the state at every report, snapshots (5, 15) included: this run's
+  // lowest validation loss is at the snapshot of cycle 15, and that state is written.
+  EXPECT_EQ(json_number(summary, "best_cycle"), 15);
+  EXPECT_EQ(json_raw(summary, "stop_reason"), "\"max_cycles\"");
+  EXPECT_GT(json_number(summary, "error_estimate"), 0.0);
 }
 
 #ifdef RBFPDE_HAVE_VTK
@@ -215,10 +240,10 @@ TEST(CliGoodRun, SolutionVtuMatchesTheModelAndTheProblem) {
   EXPECT_CLOSE(json_number(summary, "max_error"), max_err, 1e-10, max_err);
   EXPECT_CLOSE(json_number(summary, "rmse"), std::sqrt(diff2 / n), 1e-10, std::sqrt(diff2 / n));
 
-  const auto last = last_history_row(read_text(out / "history.csv"));
-  ASSERT_EQ(last.count("rel_l2_error"), 1u);
-  EXPECT_CLOSE(std::stod(last.at("rel_l2_error")), rel_l2, 1e-9, rel_l2);  // written with %.10g
-  EXPECT_CLOSE(std::stod(last.at("max_error")), max_err, 1e-9, max_err);
+  // solution.vtu holds the best sound state seen at a report: that of the snapshot at cycle 15
+  // (snapshots are reports too; history.csv has rows every report_every = 10 cycles only).
+  const long best_cycle = long(json_number(summary, "best_cycle"));
+  ASSERT_EQ(best_cycle, 15);
 
   // centres.vtp: one point per neuron at the centre, with the width and weight of model.yaml.
   vtkNew<vtkXMLPolyDataReader> centres_reader;
@@ -258,13 +283,14 @@ TEST(CliGoodRun, SolutionVtuMatchesTheModelAndTheProblem) {
     EXPECT_EQ(snap->GetOutput()->GetNumberOfPoints(), n) << name;
     EXPECT_NE(snap->GetOutput()->GetPointData()->GetArray("u"), nullptr) << name;
   }
-  // The last snapshot is the final state: the same u as solution.vtu.
-  if (fs::exists(out / "training_000020.vtu")) {
-    vtkNew<vtkXMLUnstructuredGridReader> snap;
-    snap->SetFileName((out / "training_000020.vtu").c_str());
-    snap->Update();
-    EXPECT_EQ(point_array(snap->GetOutput()->GetPointData(), "u"), u);
-  }
+  // The snapshot of best_cycle is the state written: the same u as solution.vtu.
+  char snapshot[32];
+  std::snprintf(snapshot, sizeof snapshot, "training_%06ld.vtu", best_cycle);
+  ASSERT_TRUE(fs::exists(out / snapshot)) << snapshot;
+  vtkNew<vtkXMLUnstructuredGridReader> snap;
+  snap->SetFileName((out / snapshot).c_str());
+  snap->Update();
+  EXPECT_EQ(point_array(snap->GetOutput()->GetPointData(), "u"), u);
 }
 
 #endif  // RBFPDE_HAVE_VTK
@@ -307,6 +333,75 @@ TEST(CliGoodRun, FloatPrecisionRunsAndIsRecorded) {
   EXPECT_EQ(p.neurons(), 16);
 }
 
+// A config that gives only the problem: variable projection with its defaults, shrunk by --set
+// to a quick run. The result is sound, with an error estimate, the report whose state was
+// written, and the validation residuals in summary.json and history.csv.
+TEST(CliVarpro, ProblemOnlyConfigRunsQuicklyAndSoundly) {
+  TempDir dir;
+  const std::string tiny = kTinyConfig;
+  write_text(dir / "c.yaml", tiny.substr(0, tiny.find("model:\n")) + "output:\n  directory: out\n");
+  const RunResult r = run_rbfpde(
+      {"solve", "c.yaml", "--backend", "cpu", "--set", "training.max_cycles=15", "--set",
+       "training.points.interior=300", "--set", "training.points.boundary=80", "--set",
+       "model.neurons=16"},
+      dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string summary = read_text(dir / "out/summary.json");
+  EXPECT_EQ(json_raw(summary, "method"), "\"varpro\"");
+  EXPECT_EQ(json_raw(summary, "sound"), "true") << summary;
+  EXPECT_EQ(summary.find("\"unsound\""), std::string::npos) << summary;
+  EXPECT_EQ(json_number(summary, "neurons"), 16);
+  EXPECT_EQ(json_number(summary, "interior_points"), 300);
+  EXPECT_EQ(json_number(summary, "boundary_points"), 80);
+  // 15 iterations are too few to converge or plateau; the last state is the best.
+  EXPECT_EQ(json_raw(summary, "stop_reason"), "\"max_cycles\"");
+  EXPECT_EQ(json_number(summary, "cycles"), 15);
+  const double estimate = json_number(summary, "error_estimate");
+  EXPECT_TRUE(std::isfinite(estimate)) << summary;
+  EXPECT_GT(estimate, 0.0);
+  const double best = json_number(summary, "best_cycle");
+  EXPECT_EQ(best, 15);
+  // The estimate appears twice (top level and in "final") with one value.
+  const std::size_t final_at = summary.find("\"final\":");
+  ASSERT_NE(final_at, std::string::npos);
+  EXPECT_EQ(json_number(summary.substr(final_at), "error_estimate"), estimate);
+  const double val_interior = json_number(summary, "validation_rms_interior_residual");
+  const double val_boundary = json_number(summary, "validation_rms_boundary_residual");
+  EXPECT_TRUE(std::isfinite(val_interior) && val_interior > 0) << summary;
+  EXPECT_TRUE(std::isfinite(val_boundary) && val_boundary > 0) << summary;
+  // With the exact solution known, the estimate is within 10x of the true error.
+  const double rel_l2 = json_number(summary, "relative_l2_error");
+  EXPECT_LT(rel_l2, 10 * estimate);
+  EXPECT_GT(rel_l2, 0.1 * estimate);
+
+  // history.csv: every row has its validation residuals, the last two columns.
+  const std::string history = read_text(dir / "out/history.csv");
+  const std::vector<std::string> lines = lines_of(history);
+  ASSERT_GE(lines.size(), 2u) << history;
+  EXPECT_NE(lines.front().find(",val_rms_interior,val_rms_boundary"), std::string::npos);
+  EXPECT_EQ(lines.front().substr(lines.front().size() - 34), ",val_rms_interior,val_rms_boundary");
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const std::size_t last = line.rfind(','), before = line.rfind(',', last - 1);
+    const std::string vi = line.substr(before + 1, last - before - 1), vb = line.substr(last + 1);
+    ASSERT_FALSE(vi.empty() || vb.empty()) << line;
+    EXPECT_GT(std::stod(vi), 0.0) << line;
+    EXPECT_GT(std::stod(vb), 0.0) << line;
+  }
+  // Rows at 10 and at the end; the row of the state written carries the summary's validation
+  // figures.
+  ASSERT_EQ(lines.size(), 3u) << history;
+  const auto written = history_row(history, long(best));
+  ASSERT_EQ(written.count("val_rms_interior"), 1u) << history;
+  EXPECT_CLOSE(std::stod(written.at("val_rms_interior")), val_interior, 1e-9, val_interior);
+  EXPECT_CLOSE(std::stod(written.at("val_rms_boundary")), val_boundary, 1e-9, val_boundary);
+  // The result lines.
+  EXPECT_NE(r.out.find("varpro"), std::string::npos) << r.out;
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "estimated relative L2 error %.2e", estimate);
+  EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+}
+
 TEST(CliCheck, PrintsAConfigThatCheckAcceptsAgainAndWritesNothing) {
   TempDir dir;
   write_text(dir / "c.yaml", kTinyConfig);
@@ -315,9 +410,11 @@ TEST(CliCheck, PrintsAConfigThatCheckAcceptsAgainAndWritesNothing) {
   EXPECT_EQ(first.err, "");
   EXPECT_EQ(files_in(dir.path()), std::vector<std::string>{"c.yaml"}) << "check wrote something";
   // Every key is resolved, defaults included.
-  for (const char* key : {"neurons: 16", "method: lm", "penalty: 100", "resolution: [101, 101]",
-                          "where: \"1\"", "seed: 1", "precision: double"})
+  for (const char* key : {"neurons: 16", "method: gdcg", "penalty: 100", "resolution: [101, 101]",
+                          "where: \"1\"", "seed: 1", "precision: double", "patience: 0"})
     EXPECT_NE(first.out.find(key), std::string::npos) << key << " not in\n" << first.out;
+  // patience follows time_limit.
+  EXPECT_NE(first.out.find("  time_limit: 0\n  patience: 0\n"), std::string::npos) << first.out;
 
   write_text(dir / "resolved.yaml", first.out);
   const RunResult second = run_rbfpde({"check", "resolved.yaml"}, dir.path());
@@ -350,7 +447,8 @@ TEST(CliProgress, PrintsCycleLinesWhenStderrIsNoTerminal) {
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << "no redrawing when stderr is a file";
   EXPECT_EQ(r.err.find('\033'), std::string::npos) << "no escape codes when stderr is a file";
   const std::regex progress_line(
-      "cycle ([0-9]+)/20  loss [0-9.e+-]+  L2 error [0-9.e+-]+  [0-9.]+ s  [0-9]+ cycles/s");
+      "cycle ([0-9]+)/20  loss [0-9.e+-]+  validation [0-9.e+-]+/[0-9.e+-]+  L2 error "
+      "[0-9.e+-]+  [0-9.]+ s  [0-9]+ cycles/s");
   std::vector<long> cycles;
   for (const std::string& line : lines_of(r.err)) {
     std::smatch m;
@@ -371,6 +469,15 @@ TEST(CliProgress, PrintsCycleLinesWhenStderrIsNoTerminal) {
   std::snprintf(expected, sizeof expected, "relative L2 error %.2e",
                 json_number(summary, "relative_l2_error"));
   EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+  std::snprintf(expected, sizeof expected,
+                "loss %.2e, validation residual %.2e (interior), %.2e (boundary)",
+                json_number(summary, "loss"), json_number(summary, "validation_rms_interior_residual"),
+                json_number(summary, "validation_rms_boundary_residual"));
+  EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+  std::snprintf(expected, sizeof expected, "estimated relative L2 error %.2e",
+                json_number(summary, "error_estimate"));
+  EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("unsound"), std::string::npos) << r.out;
 
   // --quiet silences progress and results alike.
   const RunResult q = run_rbfpde({"solve", "c.yaml", "--quiet", "--set", "output.directory=q"},
@@ -386,7 +493,7 @@ TEST(CliProgress, PrintsCycleLinesWhenStderrIsNoTerminal) {
 std::string diverging_config() {
   std::string c = replace_once(kTinyConfig, "  type: rbf\n  neurons: 16\n",
                                "  type: mlp\n  layers: [8, 8]\n");
-  c = replace_once(c, "method: lm", "method: adam");
+  c = replace_once(c, "method: gdcg", "method: adam");
   return replace_once(c, "  max_cycles: 3",
                       "  max_cycles: 60\n  adam: { learning_rate: 1.0e30 }");
 }

@@ -78,7 +78,12 @@ TEST(ShippedConfigs, LShapeIsAPolygon) {
   const std::vector<std::array<double, 2>> expected = {{0, 0},     {1, 0},   {1, 0.5},
                                                        {0.5, 0.5}, {0.5, 1}, {0, 1}};
   EXPECT_EQ(c.problem.domain.vertices, expected);
-  EXPECT_EQ(c.training.method, "lm");
+  // Only the problem is given: variable projection with the 2D defaults that scale.
+  EXPECT_EQ(c.training.method, "varpro");
+  EXPECT_EQ(c.model.neurons, 100);
+  EXPECT_EQ(c.training.points_interior, 2000);
+  EXPECT_EQ(c.training.points_boundary, 358);
+  EXPECT_EQ(c.training.resample_every, 0);
   ASSERT_TRUE(c.problem.exact.has_value());
   EXPECT_EQ(c.problem.boundary[0].value.text, c.problem.exact->text);
 }
@@ -90,12 +95,18 @@ TEST(ShippedConfigs, DiskAndCube) {
   EXPECT_EQ(disk.problem.domain.centre, (std::vector<double>{0, 0}));
   EXPECT_EQ(disk.problem.domain.radius, 1.0);
   EXPECT_EQ(disk.problem.f.text, "2*y");
+  EXPECT_EQ(disk.training.method, "varpro");
+  EXPECT_EQ(disk.model.neurons, 100);
 
   const Config cube = load_config(shipped_config("cube3d.yaml"));
   EXPECT_EQ(cube.problem.dim, 3);
   EXPECT_EQ(cube.problem.domain.type, "box");
   EXPECT_EQ(cube.problem.domain.max, (std::vector<double>{1, 1, 1}));
-  EXPECT_EQ(cube.model.neurons, 125);
+  // Only the problem is given: the 3D variable projection defaults.
+  EXPECT_EQ(cube.training.method, "varpro");
+  EXPECT_EQ(cube.model.neurons, 216);
+  EXPECT_EQ(cube.training.points_interior, 5400);  // 5 * 216 * (3 + 2)
+  EXPECT_EQ(cube.training.points_boundary, 3694);  // ceil(12 * 5400^(2/3)) = ceil(3693.55)
   EXPECT_EQ(cube.output.resolution, (std::vector<int>{41, 41, 41}));
 }
 
@@ -114,18 +125,21 @@ TEST(Defaults, MinimalConfigGetsEveryDefault) {
   EXPECT_EQ(c.problem.f.loc.str(), path + ":3:17");
   EXPECT_EQ(c.problem.domain.loc.str(), path + ":2:11");
   EXPECT_EQ(c.model.type, model.type);
-  EXPECT_EQ(c.model.neurons, 64);
+  EXPECT_EQ(model.type, "rbf");
+  EXPECT_EQ(c.model.neurons, 100);  // variable projection's 2D default
   EXPECT_EQ(c.model.init_centres, "grid");
   EXPECT_EQ(c.model.init_width, 1.5);
   EXPECT_EQ(c.model.layers, (std::vector<int>{50, 50, 50, 50}));
   EXPECT_EQ(c.model.activation, "tanh");
-  EXPECT_EQ(c.training.method, "gdcg");
-  EXPECT_EQ(c.training.points_interior, training.points_interior);
-  EXPECT_EQ(c.training.points_boundary, training.points_boundary);
-  EXPECT_EQ(c.training.resample_every, 1);
+  // An RBF network is trained by variable projection, with defaults that scale with it.
+  EXPECT_EQ(c.training.method, "varpro");
+  EXPECT_EQ(c.training.points_interior, 2000);  // 5 * 100 * (2 + 2)
+  EXPECT_EQ(c.training.points_boundary, 358);   // ceil(8 * sqrt(2000)) = ceil(357.77)
+  EXPECT_EQ(c.training.resample_every, 0);      // one fixed batch
   EXPECT_EQ(c.training.penalty, 100);
-  EXPECT_EQ(c.training.max_cycles, 2000);
-  EXPECT_EQ(c.training.tolerance, 1e-10);
+  EXPECT_EQ(c.training.max_cycles, 400);
+  EXPECT_EQ(c.training.tolerance, 0);
+  EXPECT_EQ(c.training.patience, 5);
   EXPECT_EQ(c.training.time_limit, 0);
   EXPECT_EQ(c.training.gd_steps, 1);
   EXPECT_EQ(c.training.gd_learning_rate, 1.0);
@@ -143,6 +157,104 @@ TEST(Defaults, MinimalConfigGetsEveryDefault) {
   EXPECT_EQ(c.output.report_every, 10);
 }
 
+TEST(Defaults, OtherRbfMethodsKeepTheFixedDefaults) {
+  const std::string path = write_tmp("minimal_gdcg.yaml", kProblem);
+  const TrainingConfig training;
+  for (const char* method : {"gdcg", "lm"}) {
+    SCOPED_TRACE(method);
+    const Config c = load_config(path, {std::string("training.method=") + method});
+    EXPECT_EQ(c.training.method, method);
+    EXPECT_EQ(c.model.neurons, 64);
+    EXPECT_EQ(c.training.points_interior, 176);
+    EXPECT_EQ(c.training.points_boundary, 48);
+    EXPECT_EQ(c.training.points_interior, training.points_interior);
+    EXPECT_EQ(c.training.points_boundary, training.points_boundary);
+    EXPECT_EQ(c.training.resample_every, 1);
+    EXPECT_EQ(c.training.max_cycles, 2000);
+    EXPECT_EQ(c.training.tolerance, 1e-10);
+    EXPECT_EQ(c.training.patience, 0);
+  }
+  // resample_every 0 (one fixed batch) is allowed for any RBF method.
+  EXPECT_EQ(load_config(path, {"training.method=gdcg", "training.points.resample_every=0"})
+                .training.resample_every,
+            0);
+}
+
+TEST(VarproDefaults, ProblemOnly2D) {
+  const Config c = load_config(write_tmp("varpro2d.yaml", kProblem));
+  EXPECT_EQ(c.training.method, "varpro");
+  EXPECT_EQ(c.model.neurons, 100);
+  EXPECT_EQ(c.training.points_interior, 2000);
+  EXPECT_EQ(c.training.points_boundary, 358);
+  EXPECT_EQ(c.training.resample_every, 0);
+  EXPECT_EQ(c.training.max_cycles, 400);
+  EXPECT_EQ(c.training.tolerance, 0.0);
+  EXPECT_EQ(c.training.patience, 5);
+  // Stating the method changes nothing but the name (the file's stem).
+  Config named = load_config(write_tmp(
+      "varpro2d_named.yaml", std::string(kProblem) + "training: {method: varpro}\n"));
+  EXPECT_EQ(named.name, "varpro2d_named");
+  named.name = c.name;
+  named.output.directory = c.output.directory;
+  expect_same_values(c, named);
+}
+
+TEST(VarproDefaults, ProblemOnly3D) {
+  const Config c = load_config(write_tmp("varpro3d.yaml",
+                                         "problem:\n"
+                                         "  domain: {type: box, min: [0, 0, 0], max: [1, 1, 1]}\n"
+                                         "  equation: {f: 1}\n"
+                                         "  boundary: [{type: dirichlet, value: 0}]\n"));
+  EXPECT_EQ(c.problem.dim, 3);
+  EXPECT_EQ(c.training.method, "varpro");
+  EXPECT_EQ(c.model.neurons, 216);
+  EXPECT_EQ(c.training.points_interior, 5400);  // 5 * 216 * (3 + 2)
+  EXPECT_EQ(c.training.points_boundary,
+            static_cast<int>(std::ceil(12.0 * std::pow(5400.0, 2.0 / 3.0))));
+  EXPECT_EQ(c.training.points_boundary, 3694);
+  EXPECT_EQ(c.training.resample_every, 0);
+  EXPECT_EQ(c.training.max_cycles, 400);
+  EXPECT_EQ(c.training.tolerance, 0.0);
+  EXPECT_EQ(c.training.patience, 5);
+}
+
+TEST(VarproDefaults, GivenKeysAreKeptAndTheRestScaleWithThem) {
+  const std::string path = write_tmp("varpro_given.yaml", kProblem);
+  const Config c = load_config(path, {"model.neurons=64"});
+  EXPECT_EQ(c.model.neurons, 64);
+  EXPECT_EQ(c.training.points_interior, 1280);  // 5 * 64 * 4
+  EXPECT_EQ(c.training.points_boundary, 287);   // ceil(8 * sqrt(1280)) = ceil(286.22)
+  const Config d = load_config(
+      path, {"training.points.interior=500", "training.points.resample_every=3",
+             "training.max_cycles=12", "training.tolerance=1e-9", "training.patience=0"});
+  EXPECT_EQ(d.model.neurons, 100);
+  EXPECT_EQ(d.training.points_interior, 500);
+  EXPECT_EQ(d.training.points_boundary, 179);  // ceil(8 * sqrt(500)) = ceil(178.89)
+  EXPECT_EQ(d.training.resample_every, 3);
+  EXPECT_EQ(d.training.max_cycles, 12);
+  EXPECT_EQ(d.training.tolerance, 1e-9);
+  EXPECT_EQ(d.training.patience, 0);
+  const Config e = load_config(path, {"training.points.boundary=7"});
+  EXPECT_EQ(e.training.points_interior, 2000);
+  EXPECT_EQ(e.training.points_boundary, 7);
+}
+
+TEST(VarproDefaults, ZeroResampleIsRefusedForTheMlpAtItsPosition) {
+  const std::string path = write_tmp(
+      "mlp_resample0.yaml",
+      std::string(kProblem) + "model: {type: mlp}\ntraining:\n  points:\n    resample_every: 0\n");
+  EXPECT_EQ(load_error(path), path +
+                                  ":9:21: training.points.resample_every: expected a positive "
+                                  "integer, found \"0\"");
+  EXPECT_EQ(load_error(write_tmp("mlp_plain.yaml", std::string(kProblem) + "model: {type: mlp}\n"),
+                       {"training.points.resample_every=0"}),
+            "--set: training.points.resample_every: expected a positive integer, found \"0\"");
+  const std::string negative =
+      write_tmp("patience_negative.yaml", std::string(kProblem) + "training:\n  patience: -1\n");
+  EXPECT_EQ(load_error(negative),
+            negative + ":7:13: training.patience: expected a non-negative integer, found \"-1\"");
+}
+
 TEST(Defaults, ThreeDimensionalResolutionAndMlpMethod) {
   const Config c = load_config(write_tmp("ball.yaml",
                                          "problem:\n"
@@ -156,6 +268,10 @@ TEST(Defaults, ThreeDimensionalResolutionAndMlpMethod) {
   EXPECT_EQ(c.problem.boundary[0].value.text, "1.5");
   EXPECT_EQ(c.output.resolution, (std::vector<int>{41, 41, 41}));
   EXPECT_EQ(c.training.method, "adam");  // an MLP's default trainer
+  // No variable projection defaults for the MLP.
+  EXPECT_EQ(c.training.points_interior, 176);
+  EXPECT_EQ(c.training.resample_every, 1);
+  EXPECT_EQ(c.training.patience, 0);
 }
 
 TEST(Defaults, LbfgsStageIsOffUnlessAsked) {
@@ -261,7 +377,12 @@ TEST(Overrides, ErrorsAreReportedAtSet) {
   EXPECT_EQ(load_error(path, {"problem.boundary[3].value=1"}),
             "--set: problem.boundary[3]: no such entry: problem.boundary is a sequence of 1");
   EXPECT_EQ(load_error(path, {"training.method=adam"}),
-            "--set: training.method: expected gdcg or lm for model.type rbf, found \"adam\"");
+            "--set: training.method: expected varpro, lm or gdcg for model.type rbf, found "
+            "\"adam\"");
+  EXPECT_EQ(load_error(path, {"training.method=bfgs"}),
+            "--set: training.method: expected one of varpro, gdcg, lm, adam, found \"bfgs\"");
+  EXPECT_EQ(load_error(path, {"training.patience=-1"}),
+            "--set: training.patience: expected a non-negative integer, found \"-1\"");
   EXPECT_EQ(load_error(path, {"model.layers=[1, 2"}),
             "--set: model.layers: cannot read \"[1, 2\" as a YAML value: end of sequence flow not "
             "found");
@@ -281,7 +402,8 @@ void expect_round_trip(const Config& config, const std::string& file) {
 
 TEST(Dump, ShippedConfigsRoundTrip) {
   for (const char* file : {"poisson2d_seed.yaml", "poisson2d_seed_lm.yaml", "lshape.yaml",
-                           "disk.yaml", "cube3d.yaml"}) {
+                           "disk.yaml", "cube3d.yaml", "poisson2d.yaml", "peak.yaml",
+                           "ball3d.yaml"}) {
     SCOPED_TRACE(file);
     expect_round_trip(load_config(shipped_config(file)), std::string("dump_") + file);
   }
@@ -351,6 +473,7 @@ TEST(Dump, WritesEveryKey) {
                           "max_cycles:",
                           "tolerance:",
                           "time_limit:",
+                          "patience:",
                           "gd:",
                           "steps:",
                           "learning_rate:",
