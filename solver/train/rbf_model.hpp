@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "kernels/backend.hpp"
 #include "problems/domain.hpp"
@@ -32,16 +33,26 @@ constexpr double kVpWidthPerSpacing = 1.0;
 double minimum_width(const Domain& domain, const TrainingConfig& training);
 
 // Non-empty when neurons that matter are far narrower than the collocation points' spacing: a
-// Gaussian of width < kNarrowPerSpacing × `spacing` whose weight times its peak exceeds 1e-6 ×
-// `max_abs_u` is a spike the points cannot see.
+// Gaussian of width a < kNarrowPerSpacing × `spacing` that reaches the domain's bounding box
+// [lo, hi] (its value there, |w|·exp(−dist²/a²), above 1e-6 × `max_abs_u`) is a spike the points
+// cannot see. A narrow neuron far outside the box adds nothing inside it.
 constexpr double kNarrowPerSpacing = 0.1;
 template <class T>
-std::string narrow_neurons(const RbfParameters<T>& p, double spacing, double max_abs_u) {
+std::string narrow_neurons(const RbfParameters<T>& p, double spacing, double max_abs_u,
+                           const std::vector<double>& lo, const std::vector<double>& hi) {
   int narrow = 0;
-  for (int k = 0; k < p.neurons(); ++k)
-    if (double(p.widths[k]) < kNarrowPerSpacing * spacing &&
-        std::abs(double(p.weights[k])) > 1e-6 * max_abs_u)
-      ++narrow;
+  const int d = p.dim;
+  for (int k = 0; k < p.neurons(); ++k) {
+    const double a = double(p.widths[k]);
+    if (!(a < kNarrowPerSpacing * spacing)) continue;
+    double dist2 = 0;
+    for (int j = 0; j < d; ++j) {
+      const double c = double(p.centres[std::size_t(k) * d + j]);
+      const double out = c < lo[j] ? lo[j] - c : (c > hi[j] ? c - hi[j] : 0.0);
+      dist2 += out * out;
+    }
+    if (std::abs(double(p.weights[k])) * std::exp(-dist2 / (a * a)) > 1e-6 * max_abs_u) ++narrow;
+  }
   if (narrow == 0) return "";
   return std::to_string(narrow) + " of " + std::to_string(p.neurons()) +
          " neurons are narrower than a tenth of the collocation points' spacing";

@@ -96,8 +96,11 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   model.parameters = [&] { return backend->parameters(); };
   model.set_parameters = [&](const RbfParameters<T>& p) { backend->set_parameters(p); };
   const double spacing = point_spacing(problem.domain(), config.training.points_interior);
-  model.unsound = [spacing](const RbfParameters<T>& p, double max_abs_u) {
-    return narrow_neurons(p, spacing, max_abs_u);
+  double box_lo[3], box_hi[3];
+  problem.domain().bounding_box(box_lo, box_hi);
+  const std::vector<double> lo(box_lo, box_lo + problem.dim()), hi(box_hi, box_hi + problem.dim());
+  model.unsound = [spacing, lo, hi](const RbfParameters<T>& p, double max_abs_u) {
+    return narrow_neurons(p, spacing, max_abs_u, lo, hi);
   };
   RbfTrainer<T> trainer(config, problem, *backend);
   const ReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
@@ -113,6 +116,8 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
 
   // The best sound state seen goes back into the backend; the supervisor holds u and Δu of it.
   const auto t0 = Clock::now();
+  // The checkpoint continues from the last cycle, whatever state the outputs hold.
+  const TrainerState<T> last_state = trainer.state();
   supervisor.finish(model, backend_name, result);
   const RbfParameters<T> params = backend->parameters();
   result.parameters = static_cast<long long>(params.size());
@@ -131,7 +136,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   backend->residual_vectors(e, b);
   Json counts = Json::object();
   counts.set("neurons", params.neurons());
-  finish_run(config, output, trainer.batch(), e, b, trainer.state(), t0, counts, result);
+  finish_run(config, output, trainer.batch(), e, b, last_state, t0, counts, result);
   return result;
 }
 

@@ -67,6 +67,8 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
 
   // The best sound state seen goes back into the backend; the supervisor holds u and Δu of it.
   const auto t0 = Clock::now();
+  // The checkpoint continues from the last cycle, whatever state the outputs hold.
+  const MlpTrainerState<T> last_state = trainer.state();
   supervisor.finish(model, backend_name, result);
   const std::vector<T> params = backend->parameters();
   result.parameters = static_cast<long long>(params.size());
@@ -81,7 +83,7 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   for (int w : shape.hidden) layers.push(w);
   counts.set("layers", layers);
   counts.set("activation", shape.activation);
-  finish_run(config, output, trainer.batch(), e, b, trainer.state(), t0, counts, result);
+  finish_run(config, output, trainer.batch(), e, b, last_state, t0, counts, result);
   return result;
 }
 
