@@ -3,7 +3,7 @@
 // sees them only through parameters(), residual_vectors() and evaluate(). Trainers are written
 // once against this interface; the CPU backend is the reference every other backend matches.
 //
-// Functional (DESIGN.md §2), with N interior and K boundary points:
+// Functional (docs/mathematics.md), with N interior and K boundary points:
 //   e = M w − f, b = N w − p,  I = 1/(2N) Σ e² + λ/(2K) Σ b²
 // Parameters θ = (w, c, a) are flattened in that order: w[m], c[m·d] (row-major), a[m].
 #pragma once

@@ -1,5 +1,5 @@
-// rbfpde command line (DESIGN.md §4). Exit codes: 0 success, 2 bad input, 3 training diverged,
-// 1 anything else. Every error is one line on stderr.
+// rbfpde command line (docs/outputs.md). Exit codes: 0 success, 2 bad input, 3 training diverged
+// or an unsound result, 1 anything else. Every error is one line on stderr.
 #include <signal.h>
 #include <unistd.h>
 
@@ -91,7 +91,12 @@ int run_solve(const CommonArgs& args, bool quiet, bool resume) {
   const rbfpde::SolveResult r = rbfpde::solve(l.config, l.problem, opt);
   if (r.outcome.diverged) {
     std::cerr << "error: training diverged: " << r.outcome.divergence << "; outputs in "
-              << r.directory << "/ hold the last sound parameters\n";
+              << r.directory << "/ hold the best sound parameters\n";
+    return 3;
+  }
+  if (!r.unsound.empty()) {
+    std::cerr << "error: the result is unsound: " << r.unsound << "; outputs in " << r.directory
+              << "/ hold the best sound parameters\n";
     return 3;
   }
   if (r.outcome.stop_reason == "interrupted") {

@@ -1,4 +1,4 @@
-// The config tree → Config: the key names, types, ranges and defaults of DESIGN.md §4 (documented
+// The config tree → Config: the key names, types, ranges and defaults of docs/config.md (documented
 // for users in configs/README.md; keep the two in step). Sections are read in file order so that
 // the first error reported is the first one a reader meets.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Files a run leaves behind (DESIGN.md §4). Every writer writes to a temporary file in the target
+// Files a run leaves behind (docs/outputs.md). Every writer writes to a temporary file in the target
 // directory and renames it over the target, so a reader sees the old file or the new one, never
 // a torn one. Writers throw std::runtime_error naming the path on failure.
 #pragma once

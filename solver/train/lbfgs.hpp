@@ -1,6 +1,6 @@
 // L-BFGS (Nocedal & Wright, Alg. 7.4/7.5) as a generic minimiser over std::vector<double>, so
 // that its maths can be tested on known functions apart from any network. The MLP trainer drives
-// it one iteration at a time (DESIGN.md §3: "L-BFGS optional"), after Adam, on one fixed batch:
+// it one iteration at a time (docs/mathematics.md: "L-BFGS optional"), after Adam, on one fixed batch:
 // L-BFGS needs a smooth deterministic objective, which a batch redrawn every step is not.
 //
 // One iteration: the two-loop recursion over the last `history` pairs (s, y) with the initial

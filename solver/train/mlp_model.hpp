@@ -1,4 +1,4 @@
-// The MLP (DESIGN.md §3): its shape, its initial state and its model.yaml.
+// The MLP (docs/mathematics.md): its shape, its initial state and its model.yaml.
 //   - shape: d inputs → the config's hidden widths → 1 output, one activation for every hidden
 //     layer, linear output, the domain's bounding box mapped onto [−1, 1]^d in front;
 //     parameters laid out as in kernels/mlp_backend.hpp;

@@ -1,4 +1,4 @@
-// HOW the MLP is trained (DESIGN.md §3): Adam on all parameters, written once against
+// HOW the MLP is trained (docs/mathematics.md): Adam on all parameters, written once against
 // MlpBackend<T>. Same loop semantics as RbfTrainer: a fresh batch every resample_every cycles,
 // stop at tolerance / max_cycles / time_limit / should_stop (SIGINT), and on divergence stop with
 // the last parameters found sound at a report restored. One cycle is one Adam step.

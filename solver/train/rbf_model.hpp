@@ -1,4 +1,4 @@
-// The RBF network's initial state (DESIGN.md §2): centres on a lattice over the domain (or
+// The RBF network's initial state (docs/mathematics.md): centres on a lattice over the domain (or
 // drawn at random inside it), widths a multiple of the centre spacing, zero weights (the
 // trainer then solves for least-squares weights).
 #pragma once

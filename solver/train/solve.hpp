@@ -1,5 +1,5 @@
 // One `rbfpde solve`: choose the backend, initialise the model, train, report progress, and
-// write every output of DESIGN.md §4 into the output directory.
+// write every output of docs/outputs.md into the output directory.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The trainers on the seed problem (DESIGN.md §1), built without a config file, so that the
+// The trainers on the seed problem (docs/mathematics.md), built without a config file, so that the
 // training scheme is tested apart from config parsing. The error bounds on the shipped configs
 // are in test_regression.cpp.
 #include <gtest/gtest.h>
