@@ -412,39 +412,22 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (!lm_prepared_) throw std::logic_error("lm_try called before lm_prepare");
     const int p = m_ * (D + 2);
     if (p == 0) return residuals();
-    lm_a_.resize(std::size_t(p) * p);
-    delta_.resize(p);
-    lm_mu_.resize(1);
-    int lwork = 0;
-    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
-    work_.resize(std::max(lwork, 1));
-    pinned_mu_[0] = mu;
+    const int lwork = prepare_step(p, mu);
     run_graph({-2.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
                ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
                ptr_key(theta0_.data()), ptr_key(chunk_sums_.data()), double(lwork)},
               [&] { enqueue_lm_try(p, lwork, 0, nullptr, true); });
     invalidate_features();
     res_stale_ = false;
-    const DeviceScalars& scalars = pinned_scalars_[0];
-    if (scalars.step_rejected) {
-      LossParts bad;
-      bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
-      return bad;
-    }
-    return to_loss_parts(scalars);
+    if (pinned_scalars_[0].step_rejected) return rejected_step();
+    return to_loss_parts(pinned_scalars_[0]);
   }
 
   LossParts vp_try(T mu) override {
     if (!lm_prepared_) throw std::logic_error("vp_try called before vp_prepare");
     const int pc = m_ * (D + 1);
     if (pc == 0) return residuals();
-    lm_a_.resize(std::size_t(pc) * pc);
-    delta_.resize(pc);
-    lm_mu_.resize(1);
-    int lwork = 0;
-    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, pc, lm_a_.data(), &lwork));
-    work_.resize(std::max(lwork, 1));
-    pinned_mu_[0] = mu;
+    const int lwork = prepare_step(pc, mu);
     // The step on centres and widths (without residuals) is one graph; the weight solve that
     // follows has its own calls.
     run_graph({-3.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
@@ -452,11 +435,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
                ptr_key(theta0_.data()), ptr_key(vp_diag_.data()), double(lwork)},
               [&] { enqueue_lm_try(pc, lwork, m_, vp_diag_.data(), false); });
     invalidate_features();
-    if (pinned_scalars_[0].step_rejected) {
-      LossParts bad;
-      bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
-      return bad;
-    }
+    if (pinned_scalars_[0].step_rejected) return rejected_step();
     solve_weights_qr();
     return residuals();
   }
@@ -757,6 +736,26 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (theta_.size() > 0)
       CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
                                  cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  // Buffers of a damped step on p parameters, μ staged in pinned memory; returns potrf's
+  // workspace size.
+  int prepare_step(int p, T mu) {
+    lm_a_.resize(std::size_t(p) * p);
+    delta_.resize(p);
+    lm_mu_.resize(1);
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
+    work_.resize(std::max(lwork, 1));
+    pinned_mu_[0] = mu;
+    return lwork;
+  }
+
+  // The loss of a step whose factorisation failed or whose δ was not finite.
+  static LossParts rejected_step() {
+    LossParts bad;
+    bad.loss = bad.rms_interior = bad.rms_boundary = std::numeric_limits<double>::infinity();
+    return bad;
   }
 
   // The LM step θ[first…] = θ0[first…] + δ for the p parameters from `first` on (0 for LM, m for
