@@ -118,6 +118,14 @@ class MlpBackend {
 
   // The residuals of the last residuals()/loss_and_gradient() call, copied to the host.
   virtual void residual_vectors(std::vector<T>& e, std::vector<T>& b) const = 0;
+
+  // Gauss–Newton/LM: the scaled residuals R = [e/√N; √(λ/K)·b] (n = N + K) at the current
+  // parameters and their Jacobian J = ∂R/∂θ (n × p, row-major), each row from the forward
+  // Laplacian streams and the hand-written backward pass of its point alone. The CPU backend
+  // has it; others throw std::logic_error.
+  virtual void jacobian(std::vector<double>& jac, std::vector<double>& r) {
+    throw std::logic_error(name() + " MLP backend has no Jacobian (method lm runs on the CPU)");
+  }
   // u and Δu of the network at n points (row-major, n × dim, double on the host).
   void evaluate(const std::vector<double>& points, std::vector<double>& u,
                 std::vector<double>& laplacian) {

@@ -375,6 +375,40 @@ class CpuMlpBackend final : public MlpBackend<T> {
     return parts;
   }
 
+  // One row of J per point: a one-point block's forward pass and its backward pass seeded with
+  // the point's scale instead of its residual (so the "gradient" it writes is ∂R_q/∂θ).
+  void jacobian(std::vector<double>& jac, std::vector<double>& r) override {
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size(), n = n_int + n_bnd;
+    const Eigen::Index np = theta_.size();
+    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
+    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+    jac.assign(std::size_t(n * np), 0.0);
+    r.assign(std::size_t(n), 0.0);
+    const bool parallel = double(n) * double(np) > kParallelWork;
+#pragma omp parallel if (parallel)
+    {
+      Block<T> blk;
+      blk.count = 1;
+#pragma omp for schedule(static)
+      for (Eigen::Index q = 0; q < n; ++q) {
+        blk.interior = q < n_int;
+        blk.start = blk.interior ? q : q - n_int;
+        const Matrix<T>& pts = blk.interior ? xi_ : xb_;
+        const Matrix<T>& out = forward(blk, pts.middleCols(blk.start, 1));
+        blk.pbar.setZero(1, out.cols());
+        if (blk.interior) {
+          r[q] = double(si * (out(0, dim_ + 1) - f_[q]));
+          blk.pbar(0, dim_ + 1) = si;
+        } else {
+          r[q] = double(sb * (out(0, 0) - p_[blk.start]));
+          blk.pbar(0, 0) = sb;
+        }
+        backward(blk);
+        for (Eigen::Index k = 0; k < np; ++k) jac[std::size_t(q * np + k)] = double(blk.grad[k]);
+      }
+    }
+  }
+
   int dim_;
   std::vector<int> sizes_;
   Activation activation_;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -193,7 +194,11 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
   // scheme (gdcg) or plain LM; an MLP is trained by Adam.
   training.method = model.type == "mlp" ? "adam" : "varpro";
   GivenTraining given;
+  std::optional<Field> resample_field;
   const auto finish = [&]() -> TrainingConfig {
+    if (model.type == "mlp" && training.method == "adam" && training.resample_every == 0)
+      resample_field->fail_expected("a positive integer for method adam (0, one fixed batch, is "
+                                    "for lm)");
     if (training.method == "varpro") apply_varpro_defaults(model, neurons_given, training, given, dim);
     return training;
   };
@@ -205,8 +210,8 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
     if (model.type == "rbf" && training.method == "adam") {
       f.fail("expected varpro, lm or gdcg for model.type rbf, found \"adam\"");
     }
-    if (model.type == "mlp" && training.method != "adam") {
-      f.fail("expected adam for model.type mlp, found \"" + training.method + "\"");
+    if (model.type == "mlp" && training.method != "adam" && training.method != "lm") {
+      f.fail("expected adam or lm for model.type mlp, found \"" + training.method + "\"");
     }
   }
   if (const Field points = field.child("points"); points.present()) {
@@ -221,9 +226,10 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
     }
     if (const Field f = points.child("resample_every"); f.present()) {
       training.resample_every = read_int(f, 0, kNonNegativeInteger);
-      // 0 keeps one batch for the whole run: the RBF trainers' fixed collocation set.
-      if (model.type == "mlp" && training.resample_every == 0) f.fail_expected(kPositiveInteger);
+      // 0 keeps one batch for the whole run: the RBF trainers' and the MLP's LM's fixed
+      // collocation set (Adam needs fresh batches; checked once the method is known).
       given.resample_every = true;
+      resample_field.emplace(f);
     }
   }
   if (const Field f = field.child("penalty"); f.present()) {

@@ -1,5 +1,8 @@
 #include "solver/train/mlp_trainer.hpp"
 
+#include <Eigen/Dense>
+#include <limits>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -135,11 +138,12 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
   // which the host samples.
   const int per_sync = std::max(1, backend_.steps_per_sync());
   const bool backend_draws = backend_.draws_batches();
-  const int every = tc.resample_every;
+  const int every = tc.resample_every;  // ≥ 1 for Adam (config validation)
   std::vector<typename MlpBackend<T>::AdamStepArgs> steps;
   std::vector<LossParts> losses;
   const auto fresh_batch_at = [every](long c) { return c > 0 && c % every == 0; };
-  while (!out.diverged && !state_.in_lbfgs && cycle < tc.max_cycles) {
+  if (tc.method == "lm" && !out.diverged) lm_stage(out, seconds_before, start, report, should_stop);
+  while (tc.method != "lm" && !out.diverged && !state_.in_lbfgs && cycle < tc.max_cycles) {
     if (!backend_draws && fresh_batch_at(cycle))
       draw_batch(out.times, adam_batch_index(cycle, every));
     long k = std::min<long>(per_sync, tc.max_cycles - cycle);
@@ -203,7 +207,8 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
       }
     }
   }
-  if (out.stop_reason.empty() && (state_.in_lbfgs || tc.lbfgs_iterations > 0))
+  if (out.stop_reason.empty() && tc.method != "lm" &&
+      (state_.in_lbfgs || tc.lbfgs_iterations > 0))
     lbfgs_stage(out, seconds_before, start, report, should_stop);
   if (out.stop_reason.empty()) out.stop_reason = "max_cycles";
   out.cycles = cycle;
@@ -220,6 +225,80 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
   report(cycle, out.seconds, out.loss, backend_, true);
   out.times.report += since(t0);
   return out;
+}
+
+template <class T>
+void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::time_point start,
+                             const MlpReportFn<T>& report, const StopFn& should_stop) {
+  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Vec = Eigen::VectorXd;
+  const TrainingConfig& tc = config_.training;
+  const int report_every = std::max(1, config_.output.report_every);
+  long& cycle = state_.cycle;
+  double mu = tc.lm_damping;
+  std::vector<double> jac, r;
+  while (cycle < tc.max_cycles) {
+    if (cycle > 0 && tc.resample_every > 0 && cycle % tc.resample_every == 0)
+      draw_batch(out.times, adam_batch_index(cycle, tc.resample_every));
+    auto t0 = Clock::now();
+    const std::vector<T> theta0 = backend_.parameters();
+    const LossParts before = backend_.residuals();
+    backend_.jacobian(jac, r);
+    const Eigen::Index np = Eigen::Index(theta0.size()), n = Eigen::Index(r.size());
+    const Eigen::Map<const Mat> J(jac.data(), n, np);
+    Mat jtj = Mat::Zero(np, np);
+    jtj.template selfadjointView<Eigen::Lower>().rankUpdate(J.transpose());
+    const Vec jtr = J.transpose() * Eigen::Map<const Vec>(r.data(), n);
+    const double floor = std::max(jtj.diagonal().maxCoeff() * 1e-12, 1e-300);
+    LossParts after = before;
+    bool accepted = false;
+    for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
+      Mat a = jtj;
+      for (Eigen::Index i = 0; i < np; ++i) a(i, i) += mu * std::max(jtj(i, i), floor);
+      const Vec delta = -a.selfadjointView<Eigen::Lower>().ldlt().solve(jtr);
+      std::vector<T> trial(theta0);
+      for (Eigen::Index i = 0; i < np; ++i) trial[i] = T(double(theta0[i]) + delta[i]);
+      backend_.set_parameters(trial);
+      after = backend_.residuals();
+      if (delta.allFinite() && finite(after) && after.loss < before.loss) {
+        accepted = true;
+        mu = std::max(mu * 0.1, 5.0 * std::numeric_limits<T>::epsilon());
+      } else {
+        mu = std::min(mu * 10.0, 1e12);
+      }
+    }
+    if (!accepted) {
+      backend_.set_parameters(theta0);
+      after = before;
+    }
+    out.times.lm += since(t0);
+    ++cycle;
+    const double seconds = seconds_before + since(start);
+    state_.seconds = seconds;
+    if (!finite(after)) {
+      out.diverged = true;
+      out.stop_reason = "diverged";
+      out.divergence = "non-finite loss (cycle " + std::to_string(cycle) + ")";
+      backend_.set_parameters(state_.last_good);
+      return;
+    }
+    // On one fixed batch, no damping up to μ = 1e12 that helps means converged.
+    if (tc.resample_every == 0 && mu >= 1e12) out.stop_reason = "converged";
+    if (out.stop_reason.empty() && tc.time_limit > 0 && seconds >= tc.time_limit)
+      out.stop_reason = "time_limit";
+    if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";
+    if (!out.stop_reason.empty()) return;
+    if (cycle % report_every == 0 && cycle < tc.max_cycles) {
+      t0 = Clock::now();
+      state_.last_good = backend_.parameters();
+      const bool go_on = report(cycle, seconds, after, backend_, false);
+      out.times.report += since(t0);
+      if (!go_on) {
+        out.stop_reason = "monitor";
+        return;
+      }
+    }
+  }
 }
 
 template <class T>

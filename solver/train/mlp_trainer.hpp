@@ -1,4 +1,5 @@
-// HOW the MLP is trained (docs/mathematics.md): Adam on all parameters, written once against
+// HOW the MLP is trained (docs/mathematics.md): Adam on all parameters (or Levenberg–Marquardt,
+// training.method lm, from the backend's Jacobian), written once against
 // MlpBackend<T>. Same loop semantics as RbfTrainer: a fresh batch every resample_every cycles,
 // stop at tolerance / max_cycles / time_limit / should_stop (SIGINT), and on divergence stop with
 // the last parameters found sound at a report restored. One cycle is one Adam step.
@@ -96,6 +97,12 @@ class MlpTrainer {
   // the host from state_.rng and uploaded.
   void draw_batch(PhaseTimes& times, std::uint64_t index);
   TrainOutcome run(TrainOutcome out, const MlpReportFn<T>& report, const StopFn& should_stop);
+  // training.method lm: Levenberg–Marquardt on all parameters from the backend's Jacobian (a
+  // fresh batch every resample_every iterations, 0 = one batch), with Marquardt's damping
+  // μ·max(diag JᵀJ, floor) and the RBF trainer's accept/reject rule.
+  void lm_stage(TrainOutcome& out, double seconds_before,
+                std::chrono::steady_clock::time_point start, const MlpReportFn<T>& report,
+                const StopFn& should_stop);
   // The L-BFGS stage, begun afresh or continued from state_.lbfgs (state_.in_lbfgs).
   void lbfgs_stage(TrainOutcome& out, double seconds_before,
                    std::chrono::steady_clock::time_point start, const MlpReportFn<T>& report,

@@ -23,6 +23,11 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
     output.note("note: this build has no CUDA MLP backend: training the MLP on the CPU");
     backend_name = "cpu";
   }
+  if (backend_name == "cuda" && config.training.method == "lm") {
+    output.note("note: the MLP's Jacobian (training.method lm) is computed by the CPU backend: "
+                "training the MLP on the CPU");
+    backend_name = "cpu";
+  }
   SolveResult result;
   result.model = "mlp";
   result.backend = backend_name;

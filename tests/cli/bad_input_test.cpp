@@ -198,8 +198,8 @@ std::vector<BadInput> bad_inputs() {
                "rbf, found \"adam\"",
                "training.method"});
   c.push_back({"MethodDoesNotFitMlp", with("type: rbf", "type: mlp"), {},
-               "error: c.yaml:18:11: training.method: expected adam for model.type mlp, found "
-               "\"gdcg\"",
+               "error: c.yaml:18:11: training.method: expected adam or lm for model.type mlp, "
+               "found \"gdcg\"",
                "training.method"});
   // --- output
   // A file in the way of the output directory (c.yaml itself): found before any training.

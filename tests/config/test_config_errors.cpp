@@ -147,16 +147,17 @@ const BadConfig kBadConfigs[] = {
     {"polygon_vertex_not_pair",
      problem_with("{type: polygon, vertices: [[0, 0], [1, 0, 2], [0, 1]]}", kEquation, kDirichlet),
      "2:46: problem.domain.vertices[1]: expected an [x, y] pair, found a sequence of 3"},
-    {"method_model_mismatch", with_problem("model:\n  type: mlp\ntraining:\n  method: lm\n"),
-     "9:11: training.method: expected adam for model.type mlp, found \"lm\""},
+    {"method_model_mismatch", with_problem("model:\n  type: mlp\ntraining:\n  method: gdcg\n"),
+     "9:11: training.method: expected adam or lm for model.type mlp, found \"gdcg\""},
     {"adam_for_rbf", with_problem("training:\n  method: adam\n"),
      "7:11: training.method: expected varpro, lm or gdcg for model.type rbf, found \"adam\""},
     {"unknown_method", with_problem("training:\n  method: newton\n"),
      "7:11: training.method: expected one of varpro, gdcg, lm, adam, found \"newton\""},
-    // 0 keeps one fixed batch, which only the RBF trainers take.
+    // 0 keeps one fixed batch, which Adam does not take.
     {"zero_resample_for_mlp",
      with_problem("model:\n  type: mlp\ntraining:\n  points: {resample_every: 0}\n"),
-     "9:28: training.points.resample_every: expected a positive integer, found \"0\""},
+     "9:28: training.points.resample_every: expected a positive integer for method adam (0, one "
+     "fixed batch, is for lm), found \"0\""},
     {"negative_resample", with_problem("training:\n  points: {resample_every: -1}\n"),
      "7:28: training.points.resample_every: expected a non-negative integer, found \"-1\""},
     {"negative_patience", with_problem("training:\n  patience: -1\n"),

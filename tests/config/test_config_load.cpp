@@ -245,10 +245,12 @@ TEST(VarproDefaults, ZeroResampleIsRefusedForTheMlpAtItsPosition) {
       std::string(kProblem) + "model: {type: mlp}\ntraining:\n  points:\n    resample_every: 0\n");
   EXPECT_EQ(load_error(path), path +
                                   ":9:21: training.points.resample_every: expected a positive "
-                                  "integer, found \"0\"");
+                                  "integer for method adam (0, one fixed batch, is for lm), "
+                                  "found \"0\"");
   EXPECT_EQ(load_error(write_tmp("mlp_plain.yaml", std::string(kProblem) + "model: {type: mlp}\n"),
                        {"training.points.resample_every=0"}),
-            "--set: training.points.resample_every: expected a positive integer, found \"0\"");
+            "--set: training.points.resample_every: expected a positive integer for method adam (0, "
+            "one fixed batch, is for lm), found \"0\"");
   const std::string negative =
       write_tmp("patience_negative.yaml", std::string(kProblem) + "training:\n  patience: -1\n");
   EXPECT_EQ(load_error(negative),
