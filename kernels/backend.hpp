@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/loss_parts.hpp"
 #include "problems/problem.hpp"
 
 namespace rbfpde {
@@ -26,12 +27,6 @@ struct RbfParameters {
   std::vector<T> widths;   // m
   int neurons() const { return static_cast<int>(weights.size()); }
   std::size_t size() const { return weights.size() + centres.size() + widths.size(); }
-};
-
-struct LossParts {
-  double loss = 0;          // I
-  double rms_interior = 0;  // sqrt(Σe²/N)
-  double rms_boundary = 0;  // sqrt(Σb²/K)
 };
 
 struct CgResult {

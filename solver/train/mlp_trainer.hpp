@@ -20,7 +20,7 @@
 #include "problems/random.hpp"
 #include "solver/config/config.hpp"
 #include "solver/train/lbfgs.hpp"
-#include "solver/train/rbf_trainer.hpp"
+#include "solver/train/train_outcome.hpp"
 
 namespace rbfpde {
 

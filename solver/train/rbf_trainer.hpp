@@ -12,31 +12,9 @@
 #include "problems/problem.hpp"
 #include "problems/random.hpp"
 #include "solver/config/config.hpp"
+#include "solver/train/train_outcome.hpp"
 
 namespace rbfpde {
-
-struct PhaseTimes {
-  double sampling = 0;   // drawing points and evaluating f, p on the host
-  double upload = 0;     // handing the batch to the backend
-  double gdcg = 0;       // gdcg cycles: GD on centres and widths + CG on the weights (+ a
-                         // device-drawn batch), fused by the backend where it can
-  double gd = 0;         // MLP: loss, gradient and Adam steps
-  double weights = 0;    // direct weight solves
-  double lm = 0;         // Levenberg–Marquardt steps
-  double lbfgs = 0;      // MLP: the L-BFGS stage after Adam (its passes and line searches)
-  double report = 0;     // reports (error evaluation, history, snapshots)
-};
-
-struct TrainOutcome {
-  long cycles = 0;              // cycles completed (counting those before a resume)
-  std::string stop_reason;      // tolerance | plateau | converged | max_cycles | time_limit |
-                                // diverged | interrupted (| monitor until the solve names it)
-  bool diverged = false;
-  std::string divergence;       // what was seen, when diverged
-  LossParts loss;               // at the end, on the last batch
-  PhaseTimes times;
-  double seconds = 0;           // training time, counting the time before a resume
-};
 
 // Everything the loop carries from one cycle to the next.
 template <class T>
@@ -57,8 +35,6 @@ struct TrainerState {
 template <class T>
 using ReportFn = std::function<bool(long cycle, double seconds, const LossParts& loss,
                                     RbfBackend<T>& backend, bool final)>;
-// Polled after every cycle; true stops training with stop_reason "interrupted".
-using StopFn = std::function<bool()>;
 
 template <class T>
 class RbfTrainer {
