@@ -16,7 +16,7 @@
 //   n·(d+1)·sizeof(T) bytes per block from L2 (the batch, ≤ 2.4 MB at 73728 rows in 2D double,
 //   stays resident). At m = 4096, n = 73728: 18 GFLOP, ≈ 0.55 ms at the FP64 vector peak.
 #include "kernels/cuda/common/cuda_check.hpp"
-#include "kernels/cuda/common/device_reduce.cuh"
+#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
 #include "kernels/rbf_math.hpp"
 

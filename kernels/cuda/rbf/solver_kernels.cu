@@ -10,7 +10,7 @@
 #include <cfloat>
 
 #include "kernels/cuda/common/cuda_check.hpp"
-#include "kernels/cuda/common/device_reduce.cuh"
+#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
 
 namespace rbfpde::gpu {
