@@ -11,6 +11,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Dense>
@@ -56,7 +57,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     w_ = Eigen::Map<const Vector<T>>(params.weights.data(), m);
     c_ = Eigen::Map<const Vector<T>>(params.centres.data(), m * D);
     a_ = Eigen::Map<const Vector<T>>(params.widths.data(), m);
-    features_valid_ = false;
+    invalidate_features();
   }
 
   RbfParameters<T> parameters() const override {
@@ -77,7 +78,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     normals_ = batch.normals;
     e_.resize(f_.size());
     b_.resize(p_.size());
-    features_valid_ = false;
+    invalidate_features();
   }
 
   CollocationBatch batch() const override {
@@ -152,7 +153,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
       }
       clamp_widths();
     }
-    features_valid_ = false;
+    invalidate_features();
     return parts;
   }
 
@@ -207,30 +208,20 @@ class CpuRbfBackend final : public RbfBackend<T> {
   }
 
   void solve_weights_qr() override {
-    assemble_features();
-    Matrix<T> F;
-    Vector<T> y;
-    scaled_system(F, y);
-    Eigen::HouseholderQR<Matrix<T>> qr(F);
-    Vector<T> w = qr.solve(y);
+    Vector<T> w = factored_features().solve(qr_y_);
     if (w.allFinite()) w_ = w;
     residuals_from_features();
   }
 
   LossParts vp_prepare() override {
     const LossParts parts = residuals();
-    assemble_features();
     const int m = neurons();
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size(), n = n_int + n_bnd;
     const Eigen::Index cols = Eigen::Index(m) * (D + 1);
-    Matrix<T> F;
-    Vector<T> y;
-    scaled_system(F, y);
     // C = [J_ca | R] over the ridge rows (zero there): the Jacobian of the scaled residuals with
     // respect to centres and widths at fixed weights, and the residuals themselves.
     Matrix<T> C = Matrix<T>::Zero(n + m, cols + 1);
-    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
-    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+    const auto [si, sb] = row_scales();
 #pragma omp parallel for schedule(static) if(n * m > kParallelWork)
     for (Eigen::Index row = 0; row < n; ++row) {
       const bool interior = row < n_int;
@@ -252,8 +243,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     // Marquardt's scaling uses the unprojected columns: a direction whose Jacobian column lies
     // almost in range(F) is damped by its full size, not by its tiny projected one.
     damping_diag_ = C.leftCols(cols).colwise().squaredNorm().transpose();
-    Eigen::HouseholderQR<Matrix<T>> qr(F);
-    C.applyOnTheLeft(qr.householderQ().adjoint());
+    C.applyOnTheLeft(factored_features().householderQ().adjoint());
     const auto B = C.bottomRows(n).leftCols(cols);
     JtJ_ = Matrix<T>::Zero(cols, cols);
     JtJ_.template selfadjointView<Eigen::Lower>().rankUpdate(B.transpose());
@@ -271,8 +261,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const Eigen::Index cols = Eigen::Index(m) * (D + 2);
     J_.resize(n_int + n_bnd, cols);
     R_.resize(n_int + n_bnd);
-    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
-    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+    const auto [si, sb] = row_scales();
 #pragma omp parallel for schedule(static) if((n_int + n_bnd) * m > kParallelWork)
     for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
       const bool interior = row < n_int;
@@ -316,7 +305,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     c_ = theta0_c_ + delta.segment(0, Eigen::Index(m) * D);
     a_ = theta0_a_ + delta.segment(Eigen::Index(m) * D, m);
     clamp_widths();
-    features_valid_ = false;
+    invalidate_features();
     if (!delta.allFinite()) return infinite_loss();
     solve_weights_qr();
     return loss_parts();
@@ -334,7 +323,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     w_ = theta0_w_;
     c_ = theta0_c_;
     a_ = theta0_a_;
-    features_valid_ = false;
+    invalidate_features();
     residuals();
   }
 
@@ -385,7 +374,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     c_ = theta0_c_ + delta.segment(m, Eigen::Index(m) * D);
     a_ = theta0_a_ + delta.segment(Eigen::Index(m) * (D + 1), m);
     clamp_widths();
-    features_valid_ = false;
+    invalidate_features();
   }
 
   // F = [M/√N; √(λ/K)·N; δ·max_k|F_k|·I] and y = [f/√N; √(λ/K)·p; 0]: the scaled features over a
@@ -395,8 +384,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   void scaled_system(Matrix<T>& F, Vector<T>& y) const {
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
     const int m = neurons();
-    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
-    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+    const auto [si, sb] = row_scales();
     F.resize(n_int + n_bnd + m, m);
     y = Vector<T>::Zero(n_int + n_bnd + m);
     F.topRows(n_int) = M_ * si;
@@ -407,6 +395,31 @@ class CpuRbfBackend final : public RbfBackend<T> {
     for (int k = 0; k < m; ++k) F(n_int + n_bnd + k, k) = vp_qr_ridge<T>() * max_norm;
     y.head(n_int) = f_ * si;
     y.segment(n_int, n_bnd) = p_ * sb;
+  }
+
+  // The row scales of R = [e/√N; √(λ/K)·b].
+  std::pair<T, T> row_scales() const {
+    return {T(1) / std::sqrt(T(std::max<Eigen::Index>(f_.size(), 1))),
+            std::sqrt(penalty_ / T(std::max<Eigen::Index>(p_.size(), 1)))};
+  }
+
+  // The QR factorisation of scaled_system's F (and its y in qr_y_) at the current centres and
+  // widths: computed once per (centres, widths, batch), shared by solve_weights_qr and
+  // vp_prepare (an accepted step's weight solve is the next iteration's factorisation).
+  const Eigen::HouseholderQR<Matrix<T>>& factored_features() {
+    assemble_features();
+    if (!qr_valid_) {
+      Matrix<T> F;
+      scaled_system(F, qr_y_);
+      qr_.compute(F);
+      qr_valid_ = true;
+    }
+    return qr_;
+  }
+
+  void invalidate_features() {
+    features_valid_ = false;
+    qr_valid_ = false;
   }
 
   static LossParts infinite_loss() {
@@ -508,6 +521,9 @@ class CpuRbfBackend final : public RbfBackend<T> {
   Matrix<T> J_, JtJ_;
   Vector<T> R_, JtR_, theta0_w_, theta0_c_, theta0_a_;
   Vector<T> damping_diag_;  // vp_prepare: Marquardt's scaling of the centres and widths
+  Eigen::HouseholderQR<Matrix<T>> qr_;  // factored_features
+  Vector<T> qr_y_;
+  bool qr_valid_ = false;
 };
 
 }  // namespace

@@ -90,11 +90,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   output.create_directory();
 
   Supervisor<RbfParameters<T>> supervisor(config, problem, output);
-  typename Supervisor<RbfParameters<T>>::Model model;
-  model.evaluate = [&](const std::vector<double>& pts, std::vector<double>& u,
-                       std::vector<double>& lap) { backend->evaluate(pts, u, lap); };
-  model.parameters = [&] { return backend->parameters(); };
-  model.set_parameters = [&](const RbfParameters<T>& p) { backend->set_parameters(p); };
+  auto model = Supervisor<RbfParameters<T>>::model_of(*backend);
   const double spacing = point_spacing(problem.domain(), config.training.points_interior);
   double box_lo[3], box_hi[3];
   problem.domain().bounding_box(box_lo, box_hi);

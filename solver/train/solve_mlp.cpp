@@ -57,11 +57,7 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   output.create_directory();
 
   Supervisor<std::vector<T>> supervisor(config, problem, output);
-  typename Supervisor<std::vector<T>>::Model model;
-  model.evaluate = [&](const std::vector<double>& pts, std::vector<double>& u,
-                       std::vector<double>& lap) { backend->evaluate(pts, u, lap); };
-  model.parameters = [&] { return backend->parameters(); };
-  model.set_parameters = [&](const std::vector<T>& p) { backend->set_parameters(p); };
+  auto model = Supervisor<std::vector<T>>::model_of(*backend);
   MlpTrainer<T> trainer(config, problem, *backend);
   const MlpReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
                                     MlpBackend<T>&, bool final) {

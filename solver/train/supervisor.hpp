@@ -28,6 +28,18 @@ class Supervisor {
     std::function<std::string(const Params&, double max_abs_u)> unsound;
   };
 
+  // The Model of a backend with evaluate(points, u, Δu), parameters() and set_parameters(p) (the
+  // RBF and MLP backends alike); `unsound` left empty.
+  template <class Backend>
+  static Model model_of(Backend& backend) {
+    Model model;
+    model.evaluate = [&backend](const std::vector<double>& pts, std::vector<double>& u,
+                                std::vector<double>& lap) { backend.evaluate(pts, u, lap); };
+    model.parameters = [&backend] { return backend.parameters(); };
+    model.set_parameters = [&backend](const Params& p) { backend.set_parameters(p); };
+    return model;
+  }
+
   Supervisor(const Config& config, const Problem& problem, RunOutput& output)
       : config_(config),
         problem_(problem),
@@ -39,9 +51,10 @@ class Supervisor {
   bool report(long cycle, double seconds, const LossParts& loss, const Model& model, bool final) {
     model.evaluate(output_.grid().points, u_, lap_);
     last_validation_ = validation_.assess(model.evaluate);
+    const Params params = model.parameters();
     const std::string model_why =
-        model.unsound ? model.unsound(model.parameters(), last_validation_.max_abs_u) : "";
-    last_unsound_ = monitor_.observe(cycle, loss, last_validation_, u_, model_why, model.parameters);
+        model.unsound ? model.unsound(params, last_validation_.max_abs_u) : "";
+    last_unsound_ = monitor_.observe(cycle, loss, last_validation_, u_, model_why, params);
     last_cycle_ = cycle;
     errors_ = output_.report(cycle, seconds, loss, last_validation_, u_, lap_, final);
     return final || !monitor_.should_stop();

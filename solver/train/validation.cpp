@@ -78,7 +78,7 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
                                         const ValidationFigures& v,
                                         const std::vector<double>& grid_u,
                                         const std::string& model_unsound,
-                                        const std::function<Params()>& snapshot) {
+                                        const Params& params) {
   std::string why;
   double grid_max = 0;
   bool grid_finite = true;
@@ -107,7 +107,7 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
   if (why.empty() && v.loss < (has_best() ? verdict_.best.loss : std::numeric_limits<double>::infinity())) {
     verdict_.best_cycle = cycle;
     verdict_.best = v;
-    best_ = snapshot();
+    best_ = params;
   }
   // Stopping: the validation loss at the tolerance, or no 1 % improvement for `patience` reports.
   if (why.empty() && v.loss < config_.training.tolerance) verdict_.stop_reason = "tolerance";

@@ -79,11 +79,11 @@ class RunMonitor {
   RunMonitor(const Config& config, const Problem& problem, const ValidationSet& validation);
 
   // One report. `grid_u` is u on the evaluation grid; `model_unsound` the model's own verdict
-  // ("" when sound); `snapshot` copies the current parameters (called only for a new best).
+  // ("" when sound); `params` the current parameters (kept when they are a new best).
   // Returns the soundness verdict of this state ("" when sound).
   std::string observe(long cycle, const LossParts& train, const ValidationFigures& v,
                       const std::vector<double>& grid_u, const std::string& model_unsound,
-                      const std::function<Params()>& snapshot);
+                      const Params& params);
   // True once a stopping rule of the monitor holds (the caller stops the run).
   bool should_stop() const { return !verdict_.stop_reason.empty(); }
 

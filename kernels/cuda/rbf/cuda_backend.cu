@@ -352,11 +352,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     vp_c_.resize(std::size_t(rows) * (pc + 1));
     qr_y_.resize(rows);
     theta0_.resize(theta_.size());
-    enqueue_residuals();
-    const T scale_interior = T(1) / std::sqrt(T(std::max(pts_.n_int, 1)));
-    const T scale_boundary = std::sqrt(penalty_ / T(std::max(pts_.n_bnd, 1)));
-    gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
-                               scale_interior, scale_boundary, jac_.data(), r_scaled_.data());
+    enqueue_jacobian();
     if (m_ > 0 && n > 0) {
       factor_features_qr(jac_.data());
       const std::size_t col = std::size_t(rows) * sizeof(T);
@@ -380,9 +376,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
       CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
       CUDA_CHECK(cudaMemsetAsync(vp_diag_.data(), 0, vp_diag_.bytes(), stream_));
     }
-    if (theta_.size() > 0)
-      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
-                                 cudaMemcpyDeviceToDevice, stream_));
+    enqueue_save_theta0();
     lm_prepared_ = true;
     res_stale_ = false;
     return to_loss_parts(read_scalars());
@@ -715,14 +709,26 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  void enqueue_lm_prepare() {
-    const int p = m_ * (D + 2);
-    const int n = pts_.rows();
+  // The residuals, then J (n × m(d+2), column-major) and the scaled residuals R of the current θ.
+  void enqueue_jacobian() {
     enqueue_residuals();
     const T scale_interior = T(1) / std::sqrt(T(std::max(pts_.n_int, 1)));
     const T scale_boundary = std::sqrt(penalty_ / T(std::max(pts_.n_bnd, 1)));
     gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
                                scale_interior, scale_boundary, jac_.data(), r_scaled_.data());
+  }
+
+  // θ0 = θ: the state lm_reject returns to.
+  void enqueue_save_theta0() {
+    if (theta_.size() > 0)
+      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
+                                 cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  void enqueue_lm_prepare() {
+    const int p = m_ * (D + 2);
+    const int n = pts_.rows();
+    enqueue_jacobian();
     if (n > 0 && p > 0) {
       // beta = 0: JᵀJ (lower) and JᵀR need no clearing first.
       const T one = T(1), zero = T(0);
@@ -733,9 +739,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
       CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
       CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
     }
-    if (theta_.size() > 0)
-      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
-                                 cudaMemcpyDeviceToDevice, stream_));
+    enqueue_save_theta0();
   }
 
   // Buffers of a damped step on p parameters, μ staged in pinned memory; returns potrf's
