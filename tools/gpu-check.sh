@@ -129,6 +129,6 @@ if want memcheck; then
 fi
 if want racecheck; then
   step racecheck timeout 150 compute-sanitizer --tool racecheck --error-exitcode 1 \
-    ./build-gpu/tests/test_gpu --gtest_filter="CudaBackendParity.*Double:CudaVarproParity.*:CudaFusedCycle.*Double:CudaMlpParity/0.AdamSteps:CudaMlpParity/0.TrainStepsGraph:CudaMlpBackend.TinyNetworkEveryKernel:-*Fifty*:*SeedProblem*"
+    ./build-gpu/tests/test_gpu --gtest_filter="${RACE_FILTER:-CudaBackendParity.*Double:CudaVarproParity.*:CudaFusedCycle.*Double:CudaMlpParity/0.AdamSteps:CudaMlpParity/0.TrainStepsGraph:CudaMlpBackend.TinyNetworkEveryKernel:-*Fifty*:*SeedProblem*}"
 fi
 exit $status
