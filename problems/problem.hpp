@@ -54,15 +54,33 @@ struct BoundaryCondition {
 };
 
 // One batch of collocation points with their targets. Row-major point storage.
+//
+// Rows (docs/mathematics.md, "Operators and conditions"):
+//   interior point x:  a(x)·Δₛu + b(x)·∇u + c(x)·u = f(x)
+//   boundary point x:  α(x)·u + β(x)·∂u/∂n = p(x),  n the outward unit normal
+// Δₛ is the Laplacian over the first laplacian_dims() coordinates (all of them, or all but the
+// last when the problem has time: t is then the last coordinate); ∇ is over all `dim` coordinates.
+// An empty coefficient vector means its Poisson/Dirichlet default at every point: a = 1, b = 0,
+// c = 0, α = 1, β = 0. Backends keep their Poisson fast paths when poisson_dirichlet() holds.
 struct CollocationBatch {
   int dim = 2;
+  int space_dim = 0;  // 0: the same as dim (no time coordinate)
   std::vector<double> interior;  // n_interior × dim
   std::vector<double> f;         // n_interior
   std::vector<double> boundary;  // n_boundary × dim
   std::vector<double> normals;   // n_boundary × dim
-  std::vector<double> p;         // n_boundary (Dirichlet values)
+  std::vector<double> p;         // n_boundary (boundary values)
+  std::vector<double> a;         // n_interior, or empty (1)
+  std::vector<double> b;         // n_interior × dim, or empty (0)
+  std::vector<double> c;         // n_interior, or empty (0)
+  std::vector<double> alpha;     // n_boundary, or empty (1)
+  std::vector<double> beta;      // n_boundary, or empty (0)
   std::size_t n_interior() const { return f.size(); }
   std::size_t n_boundary() const { return p.size(); }
+  int laplacian_dims() const { return space_dim > 0 ? space_dim : dim; }
+  bool poisson_dirichlet() const {
+    return laplacian_dims() == dim && a.empty() && b.empty() && c.empty() && alpha.empty() && beta.empty();
+  }
 };
 
 class Problem {
