@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/loss_parts.hpp"
+#include "kernels/rbf_math.hpp"
 #include "problems/problem.hpp"
 
 namespace rbfpde {
@@ -38,6 +39,7 @@ struct BackendOptions {
   int dim = 2;
   double penalty = 100;    // λ
   double min_width = 1e-4; // widths are clamped to stay ≥ this
+  int laplacian_dims = 0;  // coordinates the Laplacian acts on (CollocationBatch); 0: dim
 };
 
 template <class T>
@@ -133,10 +135,50 @@ class RbfBackend {
   // residuals at the new weights.
   virtual void solve_weights_qr() = 0;
 
-  // u and Δu of the network at n points (row-major, n × dim, double on the host).
+  // u and Δₛu of the network at n points (row-major, n × dim, double on the host); Δₛ is the
+  // Laplacian over the first BackendOptions::laplacian_dims coordinates.
   virtual void evaluate(const std::vector<double>& points, std::vector<double>& u,
                         std::vector<double>& laplacian) = 0;
+  // ∇u at n points (n × dim, row-major): with evaluate, what the host needs to form any row of
+  // a general operator or boundary condition. This one sums the neurons on the host from
+  // parameters(); a backend may do it on its device.
+  virtual void evaluate_gradient(const std::vector<double>& points, std::vector<double>& gradient);
 };
+
+namespace detail {
+template <int D, class T>
+void sum_rbf_gradient(const RbfParameters<T>& p, const std::vector<double>& points,
+                      std::vector<double>& gradient) {
+  const std::size_t n = points.size() / D;
+  gradient.assign(n * D, 0.0);
+  const int m = p.neurons();
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < static_cast<long long>(n); ++i) {
+    double x[D], g[D] = {};
+    for (int j = 0; j < D; ++j) x[j] = points[std::size_t(i) * D + j];
+    for (int k = 0; k < m; ++k) {
+      double c[D], diff[D], gk[D];
+      for (int j = 0; j < D; ++j) c[j] = double(p.centres[std::size_t(k) * D + j]);
+      const double r2 = squared_distance<D>(x, c, diff);
+      gaussian_gradient<D>(diff, r2, double(p.widths[k]), gk);
+      for (int j = 0; j < D; ++j) g[j] += double(p.weights[k]) * gk[j];
+    }
+    for (int j = 0; j < D; ++j) gradient[std::size_t(i) * D + j] = g[j];
+  }
+}
+}  // namespace detail
+
+template <class T>
+void RbfBackend<T>::evaluate_gradient(const std::vector<double>& points,
+                                      std::vector<double>& gradient) {
+  const RbfParameters<T> p = parameters();
+  switch (p.dim) {
+    case 2: detail::sum_rbf_gradient<2>(p, points, gradient); break;
+    case 3: detail::sum_rbf_gradient<3>(p, points, gradient); break;
+    case 4: detail::sum_rbf_gradient<4>(p, points, gradient); break;
+    default: throw std::invalid_argument("evaluate_gradient: the dimension must be 2, 3 or 4");
+  }
+}
 
 // The ridge of solve_weights_qr, relative to the largest feature column's norm.
 template <class T>

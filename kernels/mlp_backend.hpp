@@ -40,6 +40,7 @@ struct MlpOptions {
   // first layer (the domain's bounding box onto [−1, 1]^d, where tanh networks train best);
   // empty: x' = x. The derivative streams carry its chain-rule factors, so ∇u and Δu are in x.
   std::vector<double> input_min, input_max;
+  int laplacian_dims = 0;  // coordinates the Laplacian acts on (CollocationBatch); 0: dim
 };
 
 // d, hidden widths…, 1.

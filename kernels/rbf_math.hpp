@@ -150,3 +150,101 @@ RBFPDE_HD T gaussian_normal_derivative(const T* diff, const T* n, T phi, T a) {
 }
 
 }  // namespace rbfpde
+
+namespace rbfpde {
+
+// General rows (docs/mathematics.md, "Operators and conditions"). With diff = x − c, r² = |diff|²,
+// r²ₛ = Σ_{j<ds} diff_j² (the first ds coordinates are space, the rest time) and q = β·diff:
+//   interior row  Lφ = A·Δₛφ + B·∇φ + C·φ = φ·G,  G = A·(4r²ₛ/a⁴ − 2ds/a²) − 2(B·diff)/a² + C
+//     ∂Lφ/∂c_k = φ·(2G/a² · diff_k − 8A/a⁴ · diff_k·[k < ds] + 2B_k/a²)
+//     ∂Lφ/∂a   = φ·(2r²/a³ · G − 16A·r²ₛ/a⁵ + 4A·ds/a³ + 4(B·diff)/a³)
+//   boundary row  Bφ = α·φ + β·∂φ/∂n = φ·H,  H = α − 2β(n·diff)/a²
+//     ∂Bφ/∂c_k = φ·(2H/a² · diff_k + 2β·n_k/a²)
+//     ∂Bφ/∂a   = φ·(2r²/a³ · H + 4β(n·diff)/a³)
+// With A = 1, B = 0, C = 0, ds = D these are Δφ and its derivatives above; with α = 1, β = 0 they
+// are φ and its derivatives. B (or n) may be null, meaning zero.
+template <int D, class T>
+struct RowTerms {
+  T value;  // the row's feature: Lφ or Bφ
+  T dc[D];  // its derivative with respect to the centre
+  T da;     // and to the width
+};
+
+// The value of an interior row only.
+template <int D, class T>
+RBFPDE_HD T operator_row_value(const T* diff, T r2, T a, int ds, T A, const T* B, T C) {
+  const T ia2 = T(1) / (a * a);
+  T r2s = T(0), q = T(0);
+  for (int j = 0; j < D; ++j) {
+    if (j < ds) r2s += diff[j] * diff[j];
+    if (B) q += B[j] * diff[j];
+  }
+  const T phi = rbf_exp(-r2 * ia2);
+  return phi * (A * (T(4) * r2s * ia2 * ia2 - T(2) * T(ds) * ia2) - T(2) * q * ia2 + C);
+}
+
+template <int D, class T>
+RBFPDE_HD RowTerms<D, T> operator_row_terms(const T* diff, T r2, T a, int ds, T A, const T* B,
+                                            T C) {
+  const T ia = T(1) / a;
+  const T ia2 = ia * ia;
+  T r2s = T(0), q = T(0);
+  for (int j = 0; j < D; ++j) {
+    if (j < ds) r2s += diff[j] * diff[j];
+    if (B) q += B[j] * diff[j];
+  }
+  const T phi = rbf_exp(-r2 * ia2);
+  const T G = A * (T(4) * r2s * ia2 * ia2 - T(2) * T(ds) * ia2) - T(2) * q * ia2 + C;
+  RowTerms<D, T> t;
+  t.value = phi * G;
+  const T s_diff = T(2) * G * ia2;
+  const T s_space = T(8) * A * ia2 * ia2;
+  for (int k = 0; k < D; ++k) {
+    T v = s_diff * diff[k];
+    if (k < ds) v -= s_space * diff[k];
+    if (B) v += T(2) * B[k] * ia2;
+    t.dc[k] = phi * v;
+  }
+  t.da = phi * (T(2) * r2 * ia2 * ia * G - T(16) * A * r2s * ia2 * ia2 * ia +
+                T(4) * A * T(ds) * ia2 * ia + T(4) * q * ia2 * ia);
+  return t;
+}
+
+// The value of a boundary row only.
+template <int D, class T>
+RBFPDE_HD T boundary_row_value(const T* diff, T r2, T a, const T* n, T alpha, T beta) {
+  const T ia2 = T(1) / (a * a);
+  T s = T(0);
+  if (n)
+    for (int j = 0; j < D; ++j) s += n[j] * diff[j];
+  return rbf_exp(-r2 * ia2) * (alpha - T(2) * beta * s * ia2);
+}
+
+template <int D, class T>
+RBFPDE_HD RowTerms<D, T> boundary_row_terms(const T* diff, T r2, T a, const T* n, T alpha,
+                                            T beta) {
+  const T ia = T(1) / a;
+  const T ia2 = ia * ia;
+  T s = T(0);
+  if (n)
+    for (int j = 0; j < D; ++j) s += n[j] * diff[j];
+  const T phi = rbf_exp(-r2 * ia2);
+  const T H = alpha - T(2) * beta * s * ia2;
+  RowTerms<D, T> t;
+  t.value = phi * H;
+  for (int k = 0; k < D; ++k)
+    t.dc[k] = phi * (T(2) * H * ia2 * diff[k] + (n ? T(2) * beta * n[k] * ia2 : T(0)));
+  t.da = phi * (T(2) * r2 * ia2 * ia * H + T(4) * beta * s * ia2 * ia);
+  return t;
+}
+
+// ∇φ at x: −2 diff/a² · φ; returns φ.
+template <int D, class T>
+RBFPDE_HD T gaussian_gradient(const T* diff, T r2, T a, T* grad) {
+  const T ia2 = T(1) / (a * a);
+  const T phi = rbf_exp(-r2 * ia2);
+  for (int j = 0; j < D; ++j) grad[j] = T(-2) * diff[j] * ia2 * phi;
+  return phi;
+}
+
+}  // namespace rbfpde

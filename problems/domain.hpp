@@ -16,7 +16,8 @@ namespace rbfpde {
 // A plain description of a domain, for code that samples it elsewhere (e.g. a kernel generated at
 // run time that draws points on the device) and so cannot call the virtual functions below.
 struct DomainGeometry {
-  std::string type;  // rectangle | box | disk | ball | polygon
+  std::string type;  // rectangle | box | disk | ball | polygon | union | difference |
+                     // intersection | points
   int dim = 2;
   std::vector<double> lo, hi;                   // box: min/max; others: bounding box
   std::vector<double> centre;                   // disk, ball
@@ -24,6 +25,12 @@ struct DomainGeometry {
   std::vector<std::array<double, 2>> vertices;  // polygon, counter-clockwise
   std::vector<std::array<int, 3>> triangles;    // polygon: ear-clipping triangulation, each
                                                 // counter-clockwise (indices into vertices)
+  std::vector<DomainGeometry> parts;            // union | difference | intersection: the operands
+                                                // (difference: the first minus all the others)
+  std::vector<double> points;                   // points: the given points, n × dim, the
+                                                // interior ones first, then the boundary ones
+  std::vector<double> normals;                  // points: outward normals of the boundary ones
+  std::size_t boundary_begin = 0;               // points: index of the first boundary point
 };
 
 class Domain {
