@@ -31,8 +31,8 @@ struct TrainingConfig {
   double penalty = 100;         // λ
   long max_cycles = 2000;
   double tolerance = 1e-10;     // stop when the validation loss falls below
-  int patience = 0;             // reports without a 1 % better validation loss before stopping,
-                                // 0 = never
+  int patience = 0;             // cycles without a 1 % better validation loss before stopping
+                                // (judged at reports), 0 = never
   double time_limit = 0;        // seconds, 0 = none
   int gd_steps = 1;
   double gd_learning_rate = 1.0;

@@ -185,7 +185,7 @@ void apply_varpro_defaults(ModelConfig& model, bool neurons_given, TrainingConfi
   if (!given.resample_every) training.resample_every = 0;
   if (!given.max_cycles) training.max_cycles = 400;
   if (!given.tolerance) training.tolerance = 0;
-  if (!given.patience) training.patience = 5;
+  if (!given.patience) training.patience = 50;
 }
 
 TrainingConfig read_training(const Field& field, ModelConfig& model, bool neurons_given, int dim) {

@@ -109,13 +109,15 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
     verdict_.best = v;
     best_ = params;
   }
-  // Stopping: the validation loss at the tolerance, or no 1 % improvement for `patience` reports.
+  // Stopping: the validation loss at the tolerance, or no 1 % improvement for `patience` cycles
+  // (counted in cycles, so that the rule does not depend on how often reports come).
   if (why.empty() && v.loss < config_.training.tolerance) verdict_.stop_reason = "tolerance";
+  if (improved_cycle_ < 0) improved_cycle_ = cycle;
   if (v.loss < 0.99 * plateau_loss_) {
     plateau_loss_ = v.loss;
-    reports_since_improvement_ = 0;
-  } else if (++reports_since_improvement_ >= config_.training.patience &&
-             config_.training.patience > 0 && verdict_.stop_reason.empty()) {
+    improved_cycle_ = cycle;
+  } else if (config_.training.patience > 0 && cycle - improved_cycle_ >= config_.training.patience &&
+             verdict_.stop_reason.empty()) {
     verdict_.stop_reason = "plateau";
   }
   return why;

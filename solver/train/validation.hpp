@@ -63,7 +63,7 @@ struct MonitorVerdict {
 
 // Watches the reports of one run: keeps the best sound state by validation loss, stops the run
 // when the validation loss reaches training.tolerance or has not improved by 1 % for
-// training.patience reports, and judges soundness:
+// training.patience cycles (judged at reports), and judges soundness:
 //   - u non-finite on the evaluation grid or the validation set, or max |u| on the grid above
 //     kAbsurdFactor × max |u| on the validation set (a spike between the points);
 //   - a validation residual above kOverfitFactor × the training one (both RMS, interior or
@@ -97,7 +97,7 @@ class RunMonitor {
   double f_rms_ = 0, p_rms_ = 0;
   Params best_{};
   double plateau_loss_ = std::numeric_limits<double>::infinity();
-  int reports_since_improvement_ = 0;
+  long improved_cycle_ = -1;  // the cycle of the last 1 % improvement (or the first report)
   MonitorVerdict verdict_;
 };
 

@@ -139,7 +139,7 @@ TEST(Defaults, MinimalConfigGetsEveryDefault) {
   EXPECT_EQ(c.training.penalty, 100);
   EXPECT_EQ(c.training.max_cycles, 400);
   EXPECT_EQ(c.training.tolerance, 0);
-  EXPECT_EQ(c.training.patience, 5);
+  EXPECT_EQ(c.training.patience, 50);
   EXPECT_EQ(c.training.time_limit, 0);
   EXPECT_EQ(c.training.gd_steps, 1);
   EXPECT_EQ(c.training.gd_learning_rate, 1.0);
@@ -189,7 +189,7 @@ TEST(VarproDefaults, ProblemOnly2D) {
   EXPECT_EQ(c.training.resample_every, 0);
   EXPECT_EQ(c.training.max_cycles, 400);
   EXPECT_EQ(c.training.tolerance, 0.0);
-  EXPECT_EQ(c.training.patience, 5);
+  EXPECT_EQ(c.training.patience, 50);
   // Stating the method changes nothing but the name (the file's stem).
   Config named = load_config(write_tmp(
       "varpro2d_named.yaml", std::string(kProblem) + "training: {method: varpro}\n"));
@@ -215,7 +215,7 @@ TEST(VarproDefaults, ProblemOnly3D) {
   EXPECT_EQ(c.training.resample_every, 0);
   EXPECT_EQ(c.training.max_cycles, 400);
   EXPECT_EQ(c.training.tolerance, 0.0);
-  EXPECT_EQ(c.training.patience, 5);
+  EXPECT_EQ(c.training.patience, 50);
 }
 
 TEST(VarproDefaults, GivenKeysAreKeptAndTheRestScaleWithThem) {

@@ -1,0 +1,59 @@
+// RunMonitor's plateau rule (solver/train/validation.hpp): training.patience counts cycles, so
+// the same run stops at the same cycle whether reports come every cycle or every ten.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "solver/train/validation.hpp"
+#include "tests/common/seed_problem.hpp"
+
+namespace rbfpde {
+namespace {
+
+// The cycle at which a run whose validation loss improves by 10 % per cycle up to cycle 30 and
+// then stays flat stops, with reports every `report_every` cycles.
+long plateau_cycle(int report_every, int patience) {
+  Config config;
+  config.name = "monitor";
+  config.problem = test_inputs::seed_problem_spec();
+  config.training.points_interior = 50;
+  config.training.points_boundary = 20;
+  config.training.patience = patience;
+  config.training.tolerance = 0;
+  const Problem problem = Problem::build(config.problem);
+  ValidationSet validation(config, problem);
+  RunMonitor<std::vector<double>> monitor(config, problem, validation);
+  const std::vector<double> grid_u(10, 0.01);
+  for (long cycle = report_every; cycle <= 1000; cycle += report_every) {
+    ValidationFigures v;
+    const long improving = cycle < 30 ? cycle : 30;
+    v.rms_interior = 1e-3;
+    v.rms_boundary = 1e-3;
+    v.loss = std::pow(0.9, double(improving));
+    v.max_abs_u = 0.01;
+    LossParts train;
+    train.rms_interior = 1e-3;
+    train.rms_boundary = 1e-3;
+    train.loss = v.loss;
+    monitor.observe(cycle, train, v, grid_u, "", {});
+    if (monitor.should_stop()) {
+      EXPECT_EQ(monitor.verdict().stop_reason, "plateau");
+      return cycle;
+    }
+  }
+  return -1;
+}
+
+TEST(RunMonitor, PatienceCountsCyclesNotReports) {
+  // The last improvement is at cycle 30: the run stops at the first report ≥ 30 + 50.
+  EXPECT_EQ(plateau_cycle(1, 50), 80);
+  EXPECT_EQ(plateau_cycle(5, 50), 80);
+  EXPECT_EQ(plateau_cycle(10, 50), 80);
+  // Reports at 28 and 35 both improve (the loss falls until cycle 30): 91 is the first ≥ 35 + 50.
+  EXPECT_EQ(plateau_cycle(7, 50), 91);
+  EXPECT_EQ(plateau_cycle(10, 0), -1);  // patience 0: never
+}
+
+}  // namespace
+}  // namespace rbfpde
