@@ -164,11 +164,11 @@ ModelConfig read_model(const Field& field) {
 
 // Defaults of variable projection that scale with the problem and the network, for the keys the
 // config leaves out (docs/config.md, "Defaults that scale"):
-//   neurons 100 in 2D, 216 in 3D; interior points 5 per parameter (m·(d+2)); boundary points
+//   neurons 196 in 2D, 343 in 3D (a 14² and a 7³ lattice); interior points 5 per parameter (m·(d+2)); boundary points
 //   4d·N^((d−1)/d) (about four times the interior spacing's density on a unit box's boundary:
 //   the boundary values carry most of the error into the interior); one fixed
-//   batch; at most 400 iterations, stopped by the validation loss's plateau (patience 5 reports
-//   of 10 iterations) rather than a tolerance.
+//   batch; at most 400 iterations, stopped by the validation loss's plateau (patience 50
+//   iterations) rather than a tolerance.
 struct GivenTraining {
   bool interior = false, boundary = false, resample_every = false, max_cycles = false,
        tolerance = false, patience = false;
@@ -176,7 +176,7 @@ struct GivenTraining {
 
 void apply_varpro_defaults(ModelConfig& model, bool neurons_given, TrainingConfig& training,
                            const GivenTraining& given, int dim) {
-  if (!neurons_given) model.neurons = dim == 3 ? 216 : 100;
+  if (!neurons_given) model.neurons = dim == 3 ? 343 : 196;
   const long params = long(model.neurons) * (dim + 2);
   if (!given.interior) training.points_interior = int(std::min<long>(5 * params, 1L << 24));
   if (!given.boundary)

@@ -80,9 +80,9 @@ TEST(ShippedConfigs, LShapeIsAPolygon) {
   EXPECT_EQ(c.problem.domain.vertices, expected);
   // Only the problem is given: variable projection with the 2D defaults that scale.
   EXPECT_EQ(c.training.method, "varpro");
-  EXPECT_EQ(c.model.neurons, 100);
-  EXPECT_EQ(c.training.points_interior, 2000);
-  EXPECT_EQ(c.training.points_boundary, 358);
+  EXPECT_EQ(c.model.neurons, 196);
+  EXPECT_EQ(c.training.points_interior, 3920);
+  EXPECT_EQ(c.training.points_boundary, 501);
   EXPECT_EQ(c.training.resample_every, 0);
   ASSERT_TRUE(c.problem.exact.has_value());
   EXPECT_EQ(c.problem.boundary[0].value.text, c.problem.exact->text);
@@ -96,7 +96,7 @@ TEST(ShippedConfigs, DiskAndCube) {
   EXPECT_EQ(disk.problem.domain.radius, 1.0);
   EXPECT_EQ(disk.problem.f.text, "2*y");
   EXPECT_EQ(disk.training.method, "varpro");
-  EXPECT_EQ(disk.model.neurons, 100);
+  EXPECT_EQ(disk.model.neurons, 196);
 
   const Config cube = load_config(shipped_config("cube3d.yaml"));
   EXPECT_EQ(cube.problem.dim, 3);
@@ -104,9 +104,9 @@ TEST(ShippedConfigs, DiskAndCube) {
   EXPECT_EQ(cube.problem.domain.max, (std::vector<double>{1, 1, 1}));
   // Only the problem is given: the 3D variable projection defaults.
   EXPECT_EQ(cube.training.method, "varpro");
-  EXPECT_EQ(cube.model.neurons, 216);
-  EXPECT_EQ(cube.training.points_interior, 5400);  // 5 * 216 * (3 + 2)
-  EXPECT_EQ(cube.training.points_boundary, 3694);  // ceil(12 * 5400^(2/3)) = ceil(3693.55)
+  EXPECT_EQ(cube.model.neurons, 343);
+  EXPECT_EQ(cube.training.points_interior, 8575);  // 5 * 343 * (3 + 2)
+  EXPECT_EQ(cube.training.points_boundary, 5028);  // ceil(12 * 8575^(2/3))
   EXPECT_EQ(cube.output.resolution, (std::vector<int>{41, 41, 41}));
 }
 
@@ -126,15 +126,15 @@ TEST(Defaults, MinimalConfigGetsEveryDefault) {
   EXPECT_EQ(c.problem.domain.loc.str(), path + ":2:11");
   EXPECT_EQ(c.model.type, model.type);
   EXPECT_EQ(model.type, "rbf");
-  EXPECT_EQ(c.model.neurons, 100);  // variable projection's 2D default
+  EXPECT_EQ(c.model.neurons, 196);  // variable projection's 2D default
   EXPECT_EQ(c.model.init_centres, "grid");
   EXPECT_EQ(c.model.init_width, 1.5);
   EXPECT_EQ(c.model.layers, (std::vector<int>{50, 50, 50, 50}));
   EXPECT_EQ(c.model.activation, "tanh");
   // An RBF network is trained by variable projection, with defaults that scale with it.
   EXPECT_EQ(c.training.method, "varpro");
-  EXPECT_EQ(c.training.points_interior, 2000);  // 5 * 100 * (2 + 2)
-  EXPECT_EQ(c.training.points_boundary, 358);   // ceil(8 * sqrt(2000)) = ceil(357.77)
+  EXPECT_EQ(c.training.points_interior, 3920);  // 5 * 196 * (2 + 2)
+  EXPECT_EQ(c.training.points_boundary, 501);   // ceil(8 * sqrt(3920)) = ceil(500.88)
   EXPECT_EQ(c.training.resample_every, 0);      // one fixed batch
   EXPECT_EQ(c.training.penalty, 100);
   EXPECT_EQ(c.training.max_cycles, 400);
@@ -183,9 +183,9 @@ TEST(Defaults, OtherRbfMethodsKeepTheFixedDefaults) {
 TEST(VarproDefaults, ProblemOnly2D) {
   const Config c = load_config(write_tmp("varpro2d.yaml", kProblem));
   EXPECT_EQ(c.training.method, "varpro");
-  EXPECT_EQ(c.model.neurons, 100);
-  EXPECT_EQ(c.training.points_interior, 2000);
-  EXPECT_EQ(c.training.points_boundary, 358);
+  EXPECT_EQ(c.model.neurons, 196);
+  EXPECT_EQ(c.training.points_interior, 3920);
+  EXPECT_EQ(c.training.points_boundary, 501);
   EXPECT_EQ(c.training.resample_every, 0);
   EXPECT_EQ(c.training.max_cycles, 400);
   EXPECT_EQ(c.training.tolerance, 0.0);
@@ -207,11 +207,11 @@ TEST(VarproDefaults, ProblemOnly3D) {
                                          "  boundary: [{type: dirichlet, value: 0}]\n"));
   EXPECT_EQ(c.problem.dim, 3);
   EXPECT_EQ(c.training.method, "varpro");
-  EXPECT_EQ(c.model.neurons, 216);
-  EXPECT_EQ(c.training.points_interior, 5400);  // 5 * 216 * (3 + 2)
+  EXPECT_EQ(c.model.neurons, 343);
+  EXPECT_EQ(c.training.points_interior, 8575);  // 5 * 343 * (3 + 2)
   EXPECT_EQ(c.training.points_boundary,
-            static_cast<int>(std::ceil(12.0 * std::pow(5400.0, 2.0 / 3.0))));
-  EXPECT_EQ(c.training.points_boundary, 3694);
+            static_cast<int>(std::ceil(12.0 * std::pow(8575.0, 2.0 / 3.0))));
+  EXPECT_EQ(c.training.points_boundary, 5028);
   EXPECT_EQ(c.training.resample_every, 0);
   EXPECT_EQ(c.training.max_cycles, 400);
   EXPECT_EQ(c.training.tolerance, 0.0);
@@ -227,7 +227,7 @@ TEST(VarproDefaults, GivenKeysAreKeptAndTheRestScaleWithThem) {
   const Config d = load_config(
       path, {"training.points.interior=500", "training.points.resample_every=3",
              "training.max_cycles=12", "training.tolerance=1e-9", "training.patience=0"});
-  EXPECT_EQ(d.model.neurons, 100);
+  EXPECT_EQ(d.model.neurons, 196);
   EXPECT_EQ(d.training.points_interior, 500);
   EXPECT_EQ(d.training.points_boundary, 179);  // ceil(8 * sqrt(500)) = ceil(178.89)
   EXPECT_EQ(d.training.resample_every, 3);
@@ -235,7 +235,7 @@ TEST(VarproDefaults, GivenKeysAreKeptAndTheRestScaleWithThem) {
   EXPECT_EQ(d.training.tolerance, 1e-9);
   EXPECT_EQ(d.training.patience, 0);
   const Config e = load_config(path, {"training.points.boundary=7"});
-  EXPECT_EQ(e.training.points_interior, 2000);
+  EXPECT_EQ(e.training.points_interior, 3920);
   EXPECT_EQ(e.training.points_boundary, 7);
 }
 
