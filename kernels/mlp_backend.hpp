@@ -130,8 +130,8 @@ class MlpBackend {
 
   // Gauss–Newton/LM: the scaled residuals R = [e/√N; √(λ/K)·b] (n = N + K) at the current
   // parameters and their Jacobian J = ∂R/∂θ (n × p, row-major), each row from the forward
-  // streams and the hand-written backward pass of its point alone (general rows included). The CPU backend
-  // has it; others throw std::logic_error.
+  // streams and the hand-written backward pass of its point alone (general rows included). The CPU
+  // backend has it; others throw std::logic_error.
   virtual void jacobian(std::vector<double>& jac, std::vector<double>& r) {
     throw std::logic_error(name() + " MLP backend has no Jacobian (method lm runs on the CPU)");
   }

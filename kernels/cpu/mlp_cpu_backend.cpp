@@ -159,10 +159,11 @@ class CpuMlpBackend final : public MlpBackend<T> {
     coef_c_ = coefficient(batch.c, n_int, 0);
     coef_alpha_ = coefficient(batch.alpha, n_bnd, 1);
     coef_beta_ = coefficient(batch.beta, n_bnd, 0);
-    coef_b_ = batch.b.empty()
-                  ? Matrix<T>::Zero(dim_, n_int)
-                  : Matrix<T>(Eigen::Map<const Matrix<double>>(batch.b.data(), dim_, n_int)
-                                  .template cast<T>());
+    coef_b_ =
+        batch.b.empty()
+            ? Matrix<T>::Zero(dim_, n_int)
+            : Matrix<T>(
+                  Eigen::Map<const Matrix<double>>(batch.b.data(), dim_, n_int).template cast<T>());
     // β·n, the boundary rows' coefficients of ∇u (zero where β is, normals or not).
     beta_n_ = Matrix<T>::Zero(dim_, n_bnd);
     for (Eigen::Index i = 0; i < n_bnd; ++i) {
@@ -357,8 +358,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
           }
           for (int j = ls; j < d; ++j)
             xn(r, (1 + j) * nb + i) = stream_slope(t, p(r, (1 + j) * nb + i));
-          if (laplacian)
-            xn(r, (d + 1) * nb + i) = stream_laplacian(t, s, p(r, (d + 1) * nb + i));
+          if (laplacian) xn(r, (d + 1) * nb + i) = stream_laplacian(t, s, p(r, (d + 1) * nb + i));
         }
       }
     }
@@ -416,8 +416,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
             blk.pbar(r, col) = adjoint_slope(t, gbar, T(0), a);
           }
           if (laplacian) {
-            blk.pbar(r, i) =
-                adjoint_value(t, blk.xbar(r, i), dot, lbar, s, p(r, (d + 1) * nb + i));
+            blk.pbar(r, i) = adjoint_value(t, blk.xbar(r, i), dot, lbar, s, p(r, (d + 1) * nb + i));
             blk.pbar(r, (d + 1) * nb + i) = adjoint_laplacian(t, lbar);
           } else {
             blk.pbar(r, i) = adjoint_value(t, blk.xbar(r, i), dot, T(0), T(0), T(0));
@@ -543,7 +542,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
   std::vector<int> sizes_;
   Activation activation_;
   T penalty_;
-  int lap_dims_;  // Δₛ: the first lap_dims_ coordinates
+  int lap_dims_;                                  // Δₛ: the first lap_dims_ coordinates
   Vector<T> input_shift_, input_scale_;           // x' = scale ⊙ x + shift
   std::vector<std::size_t> w_offset_, b_offset_;  // per weight layer 1 … L
   Vector<T> theta_, grad_, adam_m_, adam_v_;

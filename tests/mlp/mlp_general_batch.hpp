@@ -17,8 +17,8 @@ namespace rbfpde {
 // b, c ∈ [−1, 1], and boundary rows cycling through Dirichlet (α ≠ 0, β = 0), Neumann (α = 0,
 // β ≠ 0) and Robin (both) over the first 96 boundary points, Dirichlet after them; random unit
 // normals. The Laplacian acts on the first space_dim coordinates.
-inline CollocationBatch random_general_batch(int dim, int space_dim, int n_interior,
-                                             int n_boundary, unsigned long long seed) {
+inline CollocationBatch random_general_batch(int dim, int space_dim, int n_interior, int n_boundary,
+                                             unsigned long long seed) {
   Rng rng(seed);
   CollocationBatch b;
   b.dim = dim;

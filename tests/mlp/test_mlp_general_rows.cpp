@@ -5,6 +5,7 @@
 // and the Poisson/Dirichlet batch as the general one with its default coefficients.
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -272,6 +273,110 @@ TEST(GeneralRows, InconsistentBatchesAreRefused) {
   EXPECT_THROW(be->set_batch(other), std::invalid_argument);
   MlpOptions too_many = general_options(shape, 4, 1.0);
   EXPECT_THROW(make_cpu_mlp_backend<double>(too_many), std::invalid_argument);
+}
+
+// A manufactured solution through the general rows alone: u = sin(1.3x + 0.4)·cos(0.9y) on
+// [−1, 1]² with a = 1 + 0.3x, b = (0.5, −0.4y), c = 2 + 0.5y (a reaction term of Helmholtz's sign),
+// a Neumann side (x = 1), a Robin side (x = −1, α = 1, β = 0.5) and Dirichlet sides (y = ±1).
+// Levenberg–Marquardt on the backend's Jacobian (the loop of method lm, written out) must find u:
+// measured relative L2 error 9.9e-5 over 1000 random points after 80 iterations (2-12-12-1
+// tanh, 300 + 120 points, about 2 s of CPU); bound 1e-3.
+TEST(GeneralRows, LevenbergMarquardtSolvesAManufacturedMixedProblem) {
+  auto exact = [](double x, double y, double* grad, double* lap) {
+    const double s = std::sin(1.3 * x + 0.4), co = std::cos(1.3 * x + 0.4);
+    const double cy = std::cos(0.9 * y), sy = std::sin(0.9 * y);
+    if (grad) {
+      grad[0] = 1.3 * co * cy;
+      grad[1] = -0.9 * s * sy;
+    }
+    if (lap) *lap = -(1.3 * 1.3 + 0.9 * 0.9) * s * cy;
+    return s * cy;
+  };
+  Rng rng(2024);
+  CollocationBatch batch;
+  batch.dim = 2;
+  for (int i = 0; i < 300; ++i) {
+    const double x = uniform(rng, -1, 1), y = uniform(rng, -1, 1);
+    double g[2], lap;
+    const double u = exact(x, y, g, &lap);
+    const double a = 1 + 0.3 * x, bx = 0.5, by = -0.4 * y, c = 2 + 0.5 * y;
+    batch.interior.insert(batch.interior.end(), {x, y});
+    batch.a.push_back(a);
+    batch.b.insert(batch.b.end(), {bx, by});
+    batch.c.push_back(c);
+    batch.f.push_back(a * lap + bx * g[0] + by * g[1] + c * u);
+  }
+  for (int side = 0; side < 4; ++side) {
+    for (int i = 0; i < 30; ++i) {
+      const double t = uniform(rng, -1, 1);
+      const double x = side == 0 ? 1 : side == 1 ? -1 : t;
+      const double y = side == 2 ? 1 : side == 3 ? -1 : t;
+      const double n[2] = {side == 0   ? 1.0
+                           : side == 1 ? -1.0
+                                       : 0.0,
+                           side == 2   ? 1.0
+                           : side == 3 ? -1.0
+                                       : 0.0};
+      const double alpha = side == 0 ? 0.0 : 1.0, beta = side == 0 ? 1.0 : side == 1 ? 0.5 : 0.0;
+      double g[2];
+      const double u = exact(x, y, g, nullptr);
+      batch.boundary.insert(batch.boundary.end(), {x, y});
+      batch.normals.insert(batch.normals.end(), {n[0], n[1]});
+      batch.alpha.push_back(alpha);
+      batch.beta.push_back(beta);
+      batch.p.push_back(alpha * u + beta * (g[0] * n[0] + g[1] * n[1]));
+    }
+  }
+  MlpShape shape;
+  shape.dim = 2;
+  shape.hidden = {12, 12};
+  auto be = make_cpu_mlp_backend<double>(mlp_options(shape, 10.0));
+  Rng init(7);
+  std::vector<double> theta = initial_mlp_parameters(shape, init);
+  be->set_parameters(theta);
+  be->set_batch(batch);
+  const std::size_t p = theta.size();
+  double loss = be->residuals().loss, mu = 1e-2;
+  for (int it = 0; it < 80; ++it) {
+    std::vector<double> jac, r;
+    be->jacobian(jac, r);
+    const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
+        J(jac.data(), Eigen::Index(r.size()), Eigen::Index(p));
+    const Eigen::MatrixXd jtj = J.transpose() * J;
+    const Eigen::VectorXd jtr =
+        J.transpose() * Eigen::Map<const Eigen::VectorXd>(r.data(), r.size());
+    for (int tries = 0; tries < 12; ++tries) {
+      Eigen::MatrixXd m = jtj;
+      m.diagonal() += mu * jtj.diagonal().cwiseMax(1e-12);
+      const Eigen::VectorXd step = m.ldlt().solve(-jtr);
+      std::vector<double> trial = theta;
+      for (std::size_t k = 0; k < p; ++k) trial[k] += step[Eigen::Index(k)];
+      be->set_parameters(trial);
+      const double l = be->residuals().loss;
+      if (l < loss) {
+        theta = trial;
+        loss = l;
+        mu = std::max(mu / 10, 1e-12);
+        break;
+      }
+      mu *= 10;
+      be->set_parameters(theta);
+    }
+  }
+  be->set_parameters(theta);
+  std::vector<double> pts, u, lap;
+  for (int i = 0; i < 2000; ++i) pts.push_back(uniform(rng, -1, 1));
+  be->evaluate(pts, u, lap);
+  double se = 0, su = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const double want = exact(pts[2 * i], pts[2 * i + 1], nullptr, nullptr);
+    se += (u[i] - want) * (u[i] - want);
+    su += want * want;
+  }
+  const double rel = std::sqrt(se / su);
+  std::printf("MLP 2-12-12-1, general rows, 80 LM iterations: loss %.3e, relative L2 %.3e\n", loss,
+              rel);
+  EXPECT_LE(rel, 1e-3);
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ using gpu::PinnedBuffer;
 // Problem::poisson_dirichlet() where Problem has it; a Problem without it has Poisson/Dirichlet
 // rows only.
 template <class P>
-auto poisson_dirichlet_problem(const P& problem, int) -> decltype(bool(problem.poisson_dirichlet())) {
+auto poisson_dirichlet_problem(const P& problem, int)
+    -> decltype(bool(problem.poisson_dirichlet())) {
   return problem.poisson_dirichlet();
 }
 template <class P>
@@ -146,9 +147,10 @@ class CudaMlpBackend final : public MlpBackend<T> {
   void set_batch(const CollocationBatch& batch) override {
     if (batch.dim != net_.dim) throw std::invalid_argument("batch of the wrong dimension");
     check_batch(batch);
+    pass_tuning(!batch.poisson_dirichlet());  // throws, before any change, what cannot run
     const bool was_general = general_;
-    const void* coef_before[] = {coef_a_.data(), coef_b_.data(), coef_c_.data(),
-                                 coef_alpha_.data(), coef_beta_.data()};
+    const void* coef_before[] = {coef_a_.data(), coef_b_.data(), coef_c_.data(), coef_alpha_.data(),
+                                 coef_beta_.data()};
     general_ = !batch.poisson_dirichlet();
     resize_batch(batch.n_interior(), batch.n_boundary());
     upload(batch.interior, x_int_);
@@ -170,8 +172,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
       upload(filled(batch.alpha, k, 1), coef_alpha_);
       upload(filled(batch.beta, k, 0), coef_beta_);
     }
-    const void* coef_after[] = {coef_a_.data(), coef_b_.data(), coef_c_.data(),
-                                coef_alpha_.data(), coef_beta_.data()};
+    const void* coef_after[] = {coef_a_.data(), coef_b_.data(), coef_c_.data(), coef_alpha_.data(),
+                                coef_beta_.data()};
     // The graphs hold the pass's arguments: the rows' kind and the coefficients' addresses.
     if (was_general != general_ || std::memcmp(coef_before, coef_after, sizeof(coef_before)) != 0)
       graphs_.clear();
@@ -360,7 +362,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     e_.resize(n_interior);
     b_.resize(n_boundary);
     const gpu::MlpTiling old = tiling_;
-    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true, pass_tuning());
+    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true, pass_tuning(general_));
     partials_.resize(std::size_t(tiling_.grid) * std::size_t(net_.n_params));
     scratch_.resize(std::max<std::size_t>(1, tiling_.scratch_elements));
     const void* after[] = {x_int_.data(),    f_.data(),       x_bnd_.data(),
@@ -373,11 +375,11 @@ class CudaMlpBackend final : public MlpBackend<T> {
       graphs_.clear();
   }
 
-  // The planner's overrides for the current rows: general rows run on the tiled kernel (the point
-  // kernel has the Poisson/Dirichlet rows alone, mlp_plan.hpp).
-  gpu::MlpTuning pass_tuning() const {
+  // The planner's overrides for general rows (or Poisson/Dirichlet ones): general rows run on the
+  // tiled kernel (the point kernel has the Poisson/Dirichlet rows alone, mlp_plan.hpp).
+  gpu::MlpTuning pass_tuning(bool general) const {
     gpu::MlpTuning t = tuning_;
-    if (!general_) return t;
+    if (!general) return t;
     if (t.kernel == gpu::MlpTuning::Kernel::kPoint)
       throw std::invalid_argument(
           "the point-stationary MLP pass takes Poisson/Dirichlet rows only; this batch has "
@@ -582,7 +584,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   bool device_drawn_ = false;                    // the current batch was drawn on the device
   int n_int_ = 0, n_bnd_ = 0;
   bool planned_ = false;  // tiling_ and the batch buffers are sized for n_int_ + n_bnd_
-  bool planned_general_ = false;  // … and tiling_ planned for general rows (pass_tuning)
+  bool planned_general_ = false;  // … and tiling_ planned for general rows or not (pass_tuning)
   gpu::MlpTiling tiling_;
   // Chunk shapes repeat with the reports and the draws, but a resample_every prime to
   // report_every could otherwise make one graph per chunk forever: at most kMaxCachedGraphs.

@@ -10,15 +10,16 @@
 // tile, every layer's stream matrices live in shared memory, a column per (stream, point): for
 // interior tiles the streams are value, d first derivatives and the Laplacian Δₛ over the first
 // lap_dims coordinates (S = d + 2), for boundary tiles the value (S = 1), or all d + 2 streams
-// when a point of the tile has β ≠ 0 (general rows: its Laplacian stream then gets no adjoint). Forward: the GEMM Z_l = W_l X_{l−1} (+ b on the value
-// columns) and the elementwise activation of the streams (mlp_math.hpp); the Z_l of the hidden
-// layers are kept for the backward pass, the X_l recomputed from them when needed. Backward (as
-// the CPU backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ accumulated in shared memory by the one thread
-// that owns each entry, X̄ = W_lᵀ P̄_l, and the elementwise adjoint of the activation streams in
-// place. Each block ends by writing its gradient accumulators to partials[blockIdx.x]. The last
-// block to finish (an integer ticket) sums Σe², Σb² over the whole batch in a fixed order: same
-// inputs, same bits. plan_mlp_tiling picks the tile size (1 to 16 points): about the smallest of
-// those with the fewest waves of resident blocks, since a tile's time grows with its points.
+// when a point of the tile has β ≠ 0 (general rows: its Laplacian stream then gets no adjoint).
+// Forward: the GEMM Z_l = W_l X_{l−1} (+ b on the value columns) and the elementwise activation of
+// the streams (mlp_math.hpp); the Z_l of the hidden layers are kept for the backward pass, the X_l
+// recomputed from them when needed. Backward (as the CPU backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ
+// accumulated in shared memory by the one thread that owns each entry, X̄ = W_lᵀ P̄_l, and the
+// elementwise adjoint of the activation streams in place. Each block ends by writing its gradient
+// accumulators to partials[blockIdx.x]. The last block to finish (an integer ticket) sums Σe², Σb²
+// over the whole batch in a fixed order: same inputs, same bits. plan_mlp_tiling picks the tile
+// size (1 to 16 points): about the smallest of those with the fewest waves of resident blocks,
+// since a tile's time grows with its points.
 //
 // mlp_reduce_kernel: 32 parameters a block, 8 warps summing the blocks' partials in a fixed
 // order (coalesced), then the fused Adam update.
@@ -617,7 +618,8 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
           }
           const T s = live ? e * a.inv_n : T(0);
           buf_a[i] = live ? a.coef_c[q] * s : T(0);
-          for (int j = 0; j < d; ++j) buf_a[(1 + j) * P + i] = live ? a.coef_b[q * d + j] * s : T(0);
+          for (int j = 0; j < d; ++j)
+            buf_a[(1 + j) * P + i] = live ? a.coef_b[q * d + j] * s : T(0);
           buf_a[(d + 1) * P + i] = live ? a.coef_a[q] * s : T(0);
         } else {
           // r = α·u + β·∇u·n − p; seeds (α, β n_1 … β n_d, 0)·r̄ (derivative streams: S > 1).
