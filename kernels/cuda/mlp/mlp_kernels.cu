@@ -613,7 +613,8 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
           if (live) {
             e = a.coef_a[q] * buf_a[(d + 1) * P + i];
             for (int j = 0; j < d; ++j) e += a.coef_b[q * d + j] * buf_a[(1 + j) * P + i];
-            e += a.coef_c[q] * buf_a[i] - a.f[q];
+            e += a.coef_c[q] * buf_a[i];
+            e -= a.f[q];
             a.e[q] = e;
           }
           const T s = live ? e * a.inv_n : T(0);
