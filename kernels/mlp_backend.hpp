@@ -10,9 +10,13 @@
 // Laplacian Δh through every layer, so that Δu comes out exactly (no finite differences):
 //   z = W h + b,  h' = σ(z),  ∂h'/∂x_j = σ'(z)⊙(W ∂h/∂x_j),
 //   Δh' = σ''(z)⊙Σ_j (W ∂h/∂x_j)² + σ'(z)⊙(W Δh).
-// Functional: the RBF one, e = Δu − f (interior), b = u − p (boundary),
-//   I = 1/(2N) Σ e² + λ/(2K) Σ b².
-// ∂I/∂θ is a hand-written backward pass through those three streams (no autograd).
+// Functional: the RBF one, with the batch's rows (CollocationBatch)
+//   e = a·Δₛu + b·∇u + c·u − f (interior),  r = α·u + β·∇u·n − p (boundary),
+//   I = 1/(2N) Σ e² + λ/(2K) Σ r²,
+// e = Δu − f and r = u − p for a Poisson/Dirichlet batch. Δₛ is the Laplacian stream over the
+// first MlpOptions::laplacian_dims coordinates: the forward pass above with Σ_j over those only.
+// ∂I/∂θ is a hand-written backward pass through those three streams (no autograd), seeded with
+// each row's coefficient of each stream (docs/mathematics.md, "General rows").
 //
 // Flat parameter layout (parameters(), gradient(), model.yaml): layer by layer, W_l row-major
 // (n_l × n_{l−1}) then b_l (n_l).
@@ -40,7 +44,9 @@ struct MlpOptions {
   // first layer (the domain's bounding box onto [−1, 1]^d, where tanh networks train best);
   // empty: x' = x. The derivative streams carry its chain-rule factors, so ∇u and Δu are in x.
   std::vector<double> input_min, input_max;
-  int laplacian_dims = 0;  // coordinates the Laplacian acts on (CollocationBatch); 0: dim
+  // Coordinates the Laplacian stream acts on (the first ones; CollocationBatch); 0: dim. A batch
+  // must have the same (set_batch throws std::invalid_argument otherwise).
+  int laplacian_dims = 0;
 };
 
 // d, hidden widths…, 1.
@@ -79,7 +85,9 @@ class MlpBackend {
   // set_adam_moments after set_parameters, which zeroes them.
   virtual void adam_moments(std::vector<T>& m, std::vector<T>& v) const = 0;
   virtual void set_adam_moments(const std::vector<T>& m, const std::vector<T>& v) = 0;
-  // Replaces the collocation batch (converted to T).
+  // Replaces the collocation batch (converted to T), its coefficients included. Throws
+  // std::invalid_argument for a batch of the wrong dimension or Laplacian coordinates, or whose
+  // vectors have sizes its point counts do not give.
   virtual void set_batch(const CollocationBatch& batch) = 0;
 
   // Backends that draw collocation batches themselves (the CUDA one, on the device, as the RBF
@@ -122,18 +130,19 @@ class MlpBackend {
 
   // Gauss–Newton/LM: the scaled residuals R = [e/√N; √(λ/K)·b] (n = N + K) at the current
   // parameters and their Jacobian J = ∂R/∂θ (n × p, row-major), each row from the forward
-  // Laplacian streams and the hand-written backward pass of its point alone. The CPU backend
-  // has it; others throw std::logic_error.
+  // streams and the hand-written backward pass of its point alone (general rows included). The CPU
+  // backend has it; others throw std::logic_error.
   virtual void jacobian(std::vector<double>& jac, std::vector<double>& r) {
     throw std::logic_error(name() + " MLP backend has no Jacobian (method lm runs on the CPU)");
   }
-  // u and Δu of the network at n points (row-major, n × dim, double on the host).
+  // u and Δₛu (over the first laplacian_dims coordinates) of the network at n points (row-major,
+  // n × dim, double on the host).
   void evaluate(const std::vector<double>& points, std::vector<double>& u,
                 std::vector<double>& laplacian) {
     evaluate_streams(points, &u, nullptr, &laplacian);
   }
-  // ∇u at n points (n × dim, row-major): the first-derivative stream's output, for tests now
-  // and Neumann conditions later.
+  // ∇u at n points (n × dim, row-major): the first-derivative stream's output (with evaluate,
+  // what the host needs to form any general row).
   void evaluate_gradient(const std::vector<double>& points, std::vector<double>& gradient) {
     evaluate_streams(points, nullptr, &gradient, nullptr);
   }

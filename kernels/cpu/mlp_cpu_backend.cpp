@@ -1,9 +1,16 @@
 // CPU reference MLP backend: Eigen GEMMs over blocks of points, a column per point.
 //
 // Every layer works on one stacked matrix per block: for an interior block of nb points the
-// columns are [h | ∂h/∂x_1 … ∂h/∂x_d | Δh] (nb each), for a boundary block only [h], so that the
+// columns are [h | ∂h/∂x_1 … ∂h/∂x_d | Δₛh] (nb each), for a boundary block [h], or
+// [h | ∂h/∂x_1 … ∂h/∂x_d] when one of its points has β ≠ 0 (a flux in its condition), so that the
 // forward pass is one GEMM P = W·X (+ b on the value columns) and the backward pass two,
 // ∂I/∂W = P̄·Xᵀ and X̄ = Wᵀ·P̄, with fused elementwise loops between them.
+//
+// Rows (docs/mathematics.md, "The MLP"): e = a·Δₛu + b·∇u + c·u − f at interior points,
+// r = α·u + β·∇u·n − p at boundary points. The output layer's adjoint is seeded per stream with
+// the coefficient of that stream times the point's scaled residual: ē·(c, b_1 … b_d, a) and
+// r̄·(α, β n_1 … β n_d). A Poisson/Dirichlet batch (CollocationBatch::poisson_dirichlet) seeds
+// the Laplacian and value streams alone, as e = Δu − f and r = u − p, without the coefficients.
 //
 // Determinism: blocks have a fixed size (kBlockPoints), OpenMP hands whole blocks to threads
 // (Eigen runs serially inside the parallel region), each block writes its own gradient, and the
@@ -45,6 +52,7 @@ constexpr double kParallelWork = 2e5;
 template <class T>
 struct Block {
   bool interior = true;
+  int streams = 1;                    // 1 (value), d + 1 (value, ∇) or d + 2 (value, ∇, Δₛ)
   Eigen::Index start = 0, count = 0;  // into the batch's interior or boundary points
   std::vector<Matrix<T>> x;           // x[l]: input stack of layer l+1 (n_l × cols)
   std::vector<Matrix<T>> p;           // p[l]: pre-activation stack of layer l+1
@@ -61,8 +69,13 @@ class CpuMlpBackend final : public MlpBackend<T> {
       : dim_(options.dim),
         sizes_(mlp_layer_sizes(options.dim, options.layers)),
         activation_(parse_activation(options.activation)),
-        penalty_(T(options.penalty)) {
+        penalty_(T(options.penalty)),
+        lap_dims_(options.laplacian_dims > 0 ? options.laplacian_dims : options.dim) {
     if (dim_ < 1) throw std::invalid_argument("the MLP backend needs a dimension ≥ 1");
+    if (lap_dims_ > dim_)
+      throw std::invalid_argument("the MLP's Laplacian cannot act on more coordinates (" +
+                                  std::to_string(lap_dims_) + ") than it has (" +
+                                  std::to_string(dim_) + ")");
     input_shift_ = Vector<T>::Zero(dim_);
     input_scale_ = Vector<T>::Ones(dim_);
     if (!options.input_min.empty() || !options.input_max.empty()) {
@@ -125,10 +138,39 @@ class CpuMlpBackend final : public MlpBackend<T> {
     if (batch.dim != dim_) throw std::invalid_argument("batch of the wrong dimension");
     const Eigen::Index n_int = Eigen::Index(batch.n_interior());
     const Eigen::Index n_bnd = Eigen::Index(batch.n_boundary());
+    check_batch_sizes(batch);
+    if (batch.laplacian_dims() != lap_dims_)
+      throw std::invalid_argument("the batch's Laplacian acts on " +
+                                  std::to_string(batch.laplacian_dims()) +
+                                  " coordinates, the MLP backend's on " +
+                                  std::to_string(lap_dims_) + " (MlpOptions::laplacian_dims)");
     xi_ = network_input(Eigen::Map<const Matrix<double>>(batch.interior.data(), dim_, n_int));
     xb_ = network_input(Eigen::Map<const Matrix<double>>(batch.boundary.data(), dim_, n_bnd));
     f_ = Eigen::Map<const Vector<double>>(batch.f.data(), n_int).template cast<T>();
     p_ = Eigen::Map<const Vector<double>>(batch.p.data(), n_bnd).template cast<T>();
+    // The coefficients, their defaults filled in (a = 1, b = 0, c = 0, α = 1, β = 0).
+    general_ = !batch.poisson_dirichlet();
+    auto coefficient = [](const std::vector<double>& v, Eigen::Index n, double fill) {
+      Vector<T> out = Vector<T>::Constant(n, T(fill));
+      for (Eigen::Index i = 0; i < Eigen::Index(v.size()); ++i) out[i] = T(v[std::size_t(i)]);
+      return out;
+    };
+    coef_a_ = coefficient(batch.a, n_int, 1);
+    coef_c_ = coefficient(batch.c, n_int, 0);
+    coef_alpha_ = coefficient(batch.alpha, n_bnd, 1);
+    coef_beta_ = coefficient(batch.beta, n_bnd, 0);
+    coef_b_ =
+        batch.b.empty()
+            ? Matrix<T>::Zero(dim_, n_int)
+            : Matrix<T>(
+                  Eigen::Map<const Matrix<double>>(batch.b.data(), dim_, n_int).template cast<T>());
+    // β·n, the boundary rows' coefficients of ∇u (zero where β is, normals or not).
+    beta_n_ = Matrix<T>::Zero(dim_, n_bnd);
+    for (Eigen::Index i = 0; i < n_bnd; ++i) {
+      if (coef_beta_[i] == T(0)) continue;
+      for (int j = 0; j < dim_; ++j)
+        beta_n_(j, i) = coef_beta_[i] * T(batch.normals[std::size_t(i * dim_ + j)]);
+    }
     e_.resize(n_int);
     b_.resize(n_bnd);
     // Same batch sizes → same blocks, whose storage is then reused.
@@ -142,6 +184,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
         blk.interior = interior;
         blk.start = s;
         blk.count = std::min(kBlockPoints, n - s);
+        blk.streams = interior ? dim_ + 2 : boundary_streams(s, blk.count);
         blocks.push_back(std::move(blk));
       }
     };
@@ -177,6 +220,39 @@ class CpuMlpBackend final : public MlpBackend<T> {
  private:
   int layers() const { return int(sizes_.size()) - 1; }  // weight layers, output included
 
+  // Every vector of the batch has the size its point counts give it (a coefficient vector may
+  // also be empty: its default).
+  void check_batch_sizes(const CollocationBatch& batch) const {
+    const std::size_t n = batch.n_interior(), k = batch.n_boundary(), d = std::size_t(dim_);
+    auto check = [](const char* what, std::size_t got, std::size_t want, bool may_be_empty) {
+      if (got == want || (may_be_empty && got == 0)) return;
+      throw std::invalid_argument(std::string("batch with ") + std::to_string(got) + " " + what +
+                                  ", expected " + std::to_string(want) +
+                                  (may_be_empty ? " or none" : ""));
+    };
+    check("interior coordinates", batch.interior.size(), n * d, false);
+    check("boundary coordinates", batch.boundary.size(), k * d, false);
+    check("values of a", batch.a.size(), n, true);
+    check("values of b", batch.b.size(), n * d, true);
+    check("values of c", batch.c.size(), n, true);
+    check("values of alpha", batch.alpha.size(), k, true);
+    check("values of beta", batch.beta.size(), k, true);
+    bool flux = false;
+    for (double v : batch.beta) flux = flux || v != 0;
+    if (flux) check("normal components", batch.normals.size(), k * d, false);
+    if (batch.space_dim < 0 || batch.space_dim > batch.dim)
+      throw std::invalid_argument("batch with space_dim " + std::to_string(batch.space_dim) +
+                                  " outside 0 … " + std::to_string(batch.dim));
+  }
+
+  // The streams a boundary block of `count` points from `start` carries: the value, and ∇ when
+  // one of its points has β ≠ 0.
+  int boundary_streams(Eigen::Index start, Eigen::Index count) const {
+    for (Eigen::Index i = start; i < start + count; ++i)
+      if (coef_beta_[i] != T(0)) return dim_ + 1;
+    return 1;
+  }
+
   Eigen::Map<const RowMatrix<T>> weights(int l) const {  // l = 1 … layers()
     return Eigen::Map<const RowMatrix<T>>(theta_.data() + w_offset_[l - 1], sizes_[l],
                                           sizes_[l - 1]);
@@ -200,6 +276,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
     for (Eigen::Index k = 0; k < n_blocks; ++k) {
       Block<T> blk;
       blk.interior = true;
+      blk.streams = d + 2;
       blk.start = k * kBlockPoints;
       blk.count = std::min(kBlockPoints, n - blk.start);
       const Eigen::Index nb = blk.count;
@@ -224,23 +301,25 @@ class CpuMlpBackend final : public MlpBackend<T> {
   }
 
   // Forward pass over one block from its mapped points x' (dim × count); returns the output layer's
-  // pre-activation stack (1 × cols): u, ∂u/∂x_j, Δu for interior blocks, u for boundary ones.
+  // pre-activation stack (1 × cols): u, then ∂u/∂x_j (streams > 1), then Δₛu (streams = d + 2).
   const Matrix<T>& forward(Block<T>& blk, const Matrix<T>& x) const {
     const int L = layers();
     const int d = dim_;
+    const int ls = lap_dims_;
     const Eigen::Index nb = blk.count;
-    const Eigen::Index cols = blk.interior ? (d + 2) * nb : nb;
+    const bool slopes = blk.streams > 1, laplacian = blk.streams == d + 2;
+    const Eigen::Index cols = blk.streams * nb;
     blk.x.resize(L);
     blk.p.resize(L);
     blk.d1.resize(L - 1);
     blk.d2.resize(L - 1);
     blk.d3.resize(L - 1);
 
-    // Input stack: x', ∂x'/∂x_j = scale_j e_j, Δx' = 0.
+    // Input stack: x', ∂x'/∂x_j = scale_j e_j, Δₛx' = 0.
     Matrix<T>& x0 = blk.x[0];
     x0.setZero(d, cols);
     x0.leftCols(nb) = x;
-    if (blk.interior)
+    if (slopes)
       for (int j = 0; j < d; ++j) x0.row(j).segment((1 + j) * nb, nb).setConstant(input_scale_[j]);
 
     for (int l = 1; l <= L; ++l) {
@@ -253,7 +332,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
       xn.resize(n, cols);
       Matrix<T>& d1 = blk.d1[l - 1];
       d1.resize(n, nb);
-      if (!blk.interior) {
+      if (!slopes) {
         for (Eigen::Index i = 0; i < nb; ++i)
           for (Eigen::Index r = 0; r < n; ++r)
             activation_value_slope(activation_, p(r, i), xn(r, i), d1(r, i));
@@ -270,13 +349,16 @@ class CpuMlpBackend final : public MlpBackend<T> {
           d1(r, i) = t.d1;
           d2(r, i) = t.d2;
           d3(r, i) = t.d3;
+          // S = Σ_{j < ls} A_j²: the Laplacian's coordinates only.
           T s = T(0);
-          for (int j = 0; j < d; ++j) {
+          for (int j = 0; j < ls; ++j) {
             const T a = p(r, (1 + j) * nb + i);
             xn(r, (1 + j) * nb + i) = stream_slope(t, a);
             s += a * a;
           }
-          xn(r, (d + 1) * nb + i) = stream_laplacian(t, s, p(r, (d + 1) * nb + i));
+          for (int j = ls; j < d; ++j)
+            xn(r, (1 + j) * nb + i) = stream_slope(t, p(r, (1 + j) * nb + i));
+          if (laplacian) xn(r, (d + 1) * nb + i) = stream_laplacian(t, s, p(r, (d + 1) * nb + i));
         }
       }
     }
@@ -288,7 +370,9 @@ class CpuMlpBackend final : public MlpBackend<T> {
   void backward(Block<T>& blk) const {
     const int L = layers();
     const int d = dim_;
+    const int ls = lap_dims_;
     const Eigen::Index nb = blk.count;
+    const bool slopes = blk.streams > 1, laplacian = blk.streams == d + 2;
     blk.grad.resize(theta_.size());
     for (int l = L; l >= 1; --l) {
       Eigen::Map<RowMatrix<T>> gw(blk.grad.data() + w_offset_[l - 1], sizes_[l], sizes_[l - 1]);
@@ -298,13 +382,14 @@ class CpuMlpBackend final : public MlpBackend<T> {
       if (l == 1) break;
       blk.xbar.noalias() = weights(l).transpose() * blk.pbar;
       // Through hidden layer l−1's activation: x̄ (adjoint of its output stack) → p̄ (adjoint
-      // of its pre-activation stack; mlp_math.hpp's adjoint_*).
+      // of its pre-activation stack; mlp_math.hpp's adjoint_*). The coordinates past the
+      // Laplacian's (j ≥ ls) reach Δₛ through nothing: their Ā_j has no l̄ term.
       const int h = l - 1;
       const Eigen::Index n = sizes_[h];
       const Matrix<T>& p = blk.p[h - 1];
       const Matrix<T>& d1 = blk.d1[h - 1];
       blk.pbar.resize(n, blk.xbar.cols());
-      if (!blk.interior) {
+      if (!slopes) {
         blk.pbar = blk.xbar.cwiseProduct(d1);
         continue;
       }
@@ -313,9 +398,9 @@ class CpuMlpBackend final : public MlpBackend<T> {
       for (Eigen::Index i = 0; i < nb; ++i) {
         for (Eigen::Index r = 0; r < n; ++r) {
           const ActivationTerms<T> t{T(0), d1(r, i), d2(r, i), d3(r, i)};
-          const T lbar = blk.xbar(r, (d + 1) * nb + i);
+          const T lbar = laplacian ? blk.xbar(r, (d + 1) * nb + i) : T(0);
           T s = T(0), dot = T(0);
-          for (int j = 0; j < d; ++j) {
+          for (int j = 0; j < ls; ++j) {
             const Eigen::Index col = (1 + j) * nb + i;
             const T a = p(r, col);
             const T gbar = blk.xbar(r, col);
@@ -323,11 +408,65 @@ class CpuMlpBackend final : public MlpBackend<T> {
             dot += gbar * a;
             blk.pbar(r, col) = adjoint_slope(t, gbar, lbar, a);
           }
-          blk.pbar(r, i) = adjoint_value(t, blk.xbar(r, i), dot, lbar, s, p(r, (d + 1) * nb + i));
-          blk.pbar(r, (d + 1) * nb + i) = adjoint_laplacian(t, lbar);
+          for (int j = ls; j < d; ++j) {
+            const Eigen::Index col = (1 + j) * nb + i;
+            const T a = p(r, col);
+            const T gbar = blk.xbar(r, col);
+            dot += gbar * a;
+            blk.pbar(r, col) = adjoint_slope(t, gbar, T(0), a);
+          }
+          if (laplacian) {
+            blk.pbar(r, i) = adjoint_value(t, blk.xbar(r, i), dot, lbar, s, p(r, (d + 1) * nb + i));
+            blk.pbar(r, (d + 1) * nb + i) = adjoint_laplacian(t, lbar);
+          } else {
+            blk.pbar(r, i) = adjoint_value(t, blk.xbar(r, i), dot, T(0), T(0), T(0));
+          }
         }
       }
     }
+  }
+
+  // The residual of the block's point i (index q in the batch) from the output stack `out`:
+  // e = a·Δₛu + b·∇u + c·u − f or r = α·u + β·∇u·n − p (Δu − f and u − p when Poisson/Dirichlet).
+  T point_residual(const Block<T>& blk, const Matrix<T>& out, Eigen::Index i,
+                   Eigen::Index q) const {
+    const int d = dim_;
+    const Eigen::Index nb = blk.count;
+    if (blk.interior) {
+      if (!general_) return out(0, (d + 1) * nb + i) - f_[q];
+      T e = coef_a_[q] * out(0, (d + 1) * nb + i);
+      for (int j = 0; j < d; ++j) e += coef_b_(j, q) * out(0, (1 + j) * nb + i);
+      return e + coef_c_[q] * out(0, i) - f_[q];
+    }
+    if (!general_) return out(0, i) - p_[q];
+    T r = coef_alpha_[q] * out(0, i);
+    if (blk.streams > 1)
+      for (int j = 0; j < d; ++j) r += beta_n_(j, q) * out(0, (1 + j) * nb + i);
+    return r - p_[q];
+  }
+
+  // The output layer's adjoint (blk.pbar, zeroed before) at the block's point i for a residual
+  // adjoint s: s times the residual's coefficient of each stream.
+  void seed_point(Block<T>& blk, Eigen::Index i, Eigen::Index q, T s) const {
+    const int d = dim_;
+    const Eigen::Index nb = blk.count;
+    if (blk.interior) {
+      if (!general_) {
+        blk.pbar(0, (d + 1) * nb + i) = s;
+        return;
+      }
+      blk.pbar(0, (d + 1) * nb + i) = coef_a_[q] * s;
+      for (int j = 0; j < d; ++j) blk.pbar(0, (1 + j) * nb + i) = coef_b_(j, q) * s;
+      blk.pbar(0, i) = coef_c_[q] * s;
+      return;
+    }
+    if (!general_) {
+      blk.pbar(0, i) = s;
+      return;
+    }
+    blk.pbar(0, i) = coef_alpha_[q] * s;
+    if (blk.streams > 1)
+      for (int j = 0; j < d; ++j) blk.pbar(0, (1 + j) * nb + i) = beta_n_(j, q) * s;
   }
 
   LossParts run(bool with_gradient) {
@@ -346,17 +485,10 @@ class CpuMlpBackend final : public MlpBackend<T> {
       if (with_gradient) blk.pbar.setZero(1, out.cols());
       for (Eigen::Index i = 0; i < nb; ++i) {
         const Eigen::Index q = blk.start + i;
-        if (blk.interior) {
-          const T e = out(0, (dim_ + 1) * nb + i) - f_[q];
-          e_[q] = e;
-          blk.sum_squares += double(e) * double(e);
-          if (with_gradient) blk.pbar(0, (dim_ + 1) * nb + i) = e * inv_n;
-        } else {
-          const T b = out(0, i) - p_[q];
-          b_[q] = b;
-          blk.sum_squares += double(b) * double(b);
-          if (with_gradient) blk.pbar(0, i) = b * lam_k;
-        }
+        const T res = point_residual(blk, out, i, q);
+        (blk.interior ? e_ : b_)[q] = res;
+        blk.sum_squares += double(res) * double(res);
+        if (with_gradient) seed_point(blk, i, q, res * (blk.interior ? inv_n : lam_k));
       }
       if (with_gradient) backward(blk);
     }
@@ -393,16 +525,13 @@ class CpuMlpBackend final : public MlpBackend<T> {
       for (Eigen::Index q = 0; q < n; ++q) {
         blk.interior = q < n_int;
         blk.start = blk.interior ? q : q - n_int;
+        blk.streams = blk.interior ? dim_ + 2 : boundary_streams(blk.start, 1);
         const Matrix<T>& pts = blk.interior ? xi_ : xb_;
         const Matrix<T>& out = forward(blk, pts.middleCols(blk.start, 1));
         blk.pbar.setZero(1, out.cols());
-        if (blk.interior) {
-          r[q] = double(si * (out(0, dim_ + 1) - f_[q]));
-          blk.pbar(0, dim_ + 1) = si;
-        } else {
-          r[q] = double(sb * (out(0, 0) - p_[blk.start]));
-          blk.pbar(0, 0) = sb;
-        }
+        const T scale = blk.interior ? si : sb;
+        r[q] = double(scale * point_residual(blk, out, 0, blk.start));
+        seed_point(blk, 0, blk.start, scale);
         backward(blk);
         for (Eigen::Index k = 0; k < np; ++k) jac[std::size_t(q * np + k)] = double(blk.grad[k]);
       }
@@ -413,11 +542,17 @@ class CpuMlpBackend final : public MlpBackend<T> {
   std::vector<int> sizes_;
   Activation activation_;
   T penalty_;
+  int lap_dims_;                                  // Δₛ: the first lap_dims_ coordinates
   Vector<T> input_shift_, input_scale_;           // x' = scale ⊙ x + shift
   std::vector<std::size_t> w_offset_, b_offset_;  // per weight layer 1 … L
   Vector<T> theta_, grad_, adam_m_, adam_v_;
   Matrix<T> xi_, xb_;  // mapped points x', dim × N and dim × K
   Vector<T> f_, p_, e_, b_;
+  // The batch's rows: general_ unless CollocationBatch::poisson_dirichlet(); the coefficients
+  // with their defaults filled in (N or K values; b and β·n: dim × N and dim × K).
+  bool general_ = false;
+  Vector<T> coef_a_, coef_c_, coef_alpha_, coef_beta_;
+  Matrix<T> coef_b_, beta_n_;
   std::vector<Block<T>> blocks_;
 };
 

@@ -106,6 +106,11 @@ TEST(MlpPlanRules, PointKernelTakesTwoDimensionalNetworksOfOneWidthAndOneOutput)
   EXPECT_FALSE(gpu::point_pass_fits(net_of({3, 50, 50, 1})));      // 3D
   EXPECT_FALSE(gpu::point_pass_fits(net_of({2, 50, 50, 2})));      // two outputs
   EXPECT_FALSE(gpu::point_pass_fits(net_of({2, 1})));              // no hidden layer
+  {
+    gpu::MlpNetView<float> time_net = net_of({2, 50, 50, 1});
+    time_net.lap_dims = 1;  // a Laplacian over x alone (space-time): general rows
+    EXPECT_FALSE(gpu::point_pass_fits(time_net));
+  }
 }
 
 TEST(MlpPlanRules, FeaturesAThreadOwns) {

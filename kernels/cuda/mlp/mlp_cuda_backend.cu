@@ -35,6 +35,18 @@ namespace {
 using gpu::DeviceBuffer;
 using gpu::PinnedBuffer;
 
+// Problem::poisson_dirichlet() where Problem has it; a Problem without it has Poisson/Dirichlet
+// rows only.
+template <class P>
+auto poisson_dirichlet_problem(const P& problem, int)
+    -> decltype(bool(problem.poisson_dirichlet())) {
+  return problem.poisson_dirichlet();
+}
+template <class P>
+bool poisson_dirichlet_problem(const P&, long) {
+  return true;
+}
+
 // Steps one graph holds at most; longer requests run as several graphs.
 constexpr int kMaxGraphSteps = 1000;
 // Graphs kept, the least recently used dropped beyond.
@@ -134,9 +146,12 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
   void set_batch(const CollocationBatch& batch) override {
     if (batch.dim != net_.dim) throw std::invalid_argument("batch of the wrong dimension");
-    if (batch.boundary.size() != batch.n_boundary() * std::size_t(net_.dim) ||
-        batch.interior.size() != batch.n_interior() * std::size_t(net_.dim))
-      throw std::invalid_argument("batch with inconsistent sizes");
+    check_batch(batch);
+    pass_tuning(!batch.poisson_dirichlet());  // throws, before any change, what cannot run
+    const bool was_general = general_;
+    const void* coef_before[] = {coef_a_.data(), coef_b_.data(), coef_c_.data(), coef_alpha_.data(),
+                                 coef_beta_.data()};
+    general_ = !batch.poisson_dirichlet();
     resize_batch(batch.n_interior(), batch.n_boundary());
     upload(batch.interior, x_int_);
     upload(batch.f, f_);
@@ -145,6 +160,23 @@ class CudaMlpBackend final : public MlpBackend<T> {
     std::vector<double> normals = batch.normals;
     normals.resize(batch.boundary.size());  // a batch built without normals: zeros
     upload(normals, normals_);
+    if (general_) {
+      // Every coefficient per point, the defaults filled in (a = 1, b = 0, c = 0, α = 1, β = 0).
+      auto filled = [](const std::vector<double>& v, std::size_t n, double fill) {
+        return v.empty() ? std::vector<double>(n, fill) : v;
+      };
+      const std::size_t n = batch.n_interior(), k = batch.n_boundary();
+      upload(filled(batch.a, n, 1), coef_a_);
+      upload(filled(batch.b, n * std::size_t(net_.dim), 0), coef_b_);
+      upload(filled(batch.c, n, 0), coef_c_);
+      upload(filled(batch.alpha, k, 1), coef_alpha_);
+      upload(filled(batch.beta, k, 0), coef_beta_);
+    }
+    const void* coef_after[] = {coef_a_.data(), coef_b_.data(), coef_c_.data(), coef_alpha_.data(),
+                                coef_beta_.data()};
+    // The graphs hold the pass's arguments: the rows' kind and the coefficients' addresses.
+    if (was_general != general_ || std::memcmp(coef_before, coef_after, sizeof(coef_before)) != 0)
+      graphs_.clear();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     host_batch_ = batch;
     device_drawn_ = false;
@@ -152,16 +184,24 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
   bool draws_batches() const override { return sampler_ != nullptr; }
 
+  // The device sampler draws points, f, p and normals, no coefficients: it serves problems of
+  // Poisson/Dirichlet rows only, and refuses the others (the trainer then samples on the host).
   void set_problem(const Problem& problem) override {
     if (problem.dim() != net_.dim) throw std::invalid_argument("problem of the wrong dimension");
     sampler_.reset();
     graphs_.clear();
+    if (net_.lap_dims != net_.dim || !poisson_dirichlet_problem(problem, 0))
+      throw std::runtime_error(
+          "the CUDA MLP backend draws batches of Poisson/Dirichlet problems only; this problem's "
+          "batches are drawn on the host");
     sampler_ = std::make_unique<gpu::DeviceSampler>(problem, sizeof(T) == sizeof(double));
   }
 
   void draw_batch(std::uint64_t seed, std::uint64_t index, std::size_t n_interior,
                   std::size_t n_boundary) override {
     if (!sampler_) throw std::logic_error("draw_batch called before set_problem");
+    if (general_) graphs_.clear();
+    general_ = false;  // a drawn batch has Poisson/Dirichlet rows (set_problem)
     resize_batch(n_interior, n_boundary);
     // From pageable memory: staged before the call returns (the pinned indices belong to the
     // graphs).
@@ -246,6 +286,9 @@ class CudaMlpBackend final : public MlpBackend<T> {
         if (!s.draw) continue;
         if (!sampler_)
           throw std::logic_error("a step draws a batch but set_problem was not called");
+        if (general_)
+          throw std::logic_error(
+              "a step draws a Poisson/Dirichlet batch while the current one has general rows");
         if (s.n_interior != std::size_t(n_int_) || s.n_boundary != std::size_t(n_bnd_))
           throw std::logic_error("a step draws a batch of another size than the current one");
         if (first_draw >= 0 && s.seed != seed)
@@ -300,8 +343,11 @@ class CudaMlpBackend final : public MlpBackend<T> {
   // and the tiling, so they are recaptured when either changed. Nothing to do for the sizes
   // already planned (a trainer redraws batches of one size).
   void resize_batch(std::size_t n_interior, std::size_t n_boundary) {
-    if (planned_ && n_interior == std::size_t(n_int_) && n_boundary == std::size_t(n_bnd_)) return;
+    if (planned_ && n_interior == std::size_t(n_int_) && n_boundary == std::size_t(n_bnd_) &&
+        planned_general_ == general_)
+      return;
     planned_ = true;
+    planned_general_ = general_;
     const std::size_t d = std::size_t(net_.dim);
     n_int_ = int(n_interior);
     n_bnd_ = int(n_boundary);
@@ -316,7 +362,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     e_.resize(n_interior);
     b_.resize(n_boundary);
     const gpu::MlpTiling old = tiling_;
-    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true, tuning_);
+    tiling_ = gpu::plan_mlp_tiling(net_, n_int_, n_bnd_, true, pass_tuning(general_));
     partials_.resize(std::size_t(tiling_.grid) * std::size_t(net_.n_params));
     scratch_.resize(std::max<std::size_t>(1, tiling_.scratch_elements));
     const void* after[] = {x_int_.data(),    f_.data(),       x_bnd_.data(),
@@ -327,6 +373,49 @@ class CudaMlpBackend final : public MlpBackend<T> {
         old.tiles_boundary != tiling_.tiles_boundary || old.variant != tiling_.variant ||
         old.overlap != tiling_.overlap || old.overlap_reduce != tiling_.overlap_reduce)
       graphs_.clear();
+  }
+
+  // The planner's overrides for general rows (or Poisson/Dirichlet ones): general rows run on the
+  // tiled kernel (the point kernel has the Poisson/Dirichlet rows alone, mlp_plan.hpp).
+  gpu::MlpTuning pass_tuning(bool general) const {
+    gpu::MlpTuning t = tuning_;
+    if (!general) return t;
+    if (t.kernel == gpu::MlpTuning::Kernel::kPoint)
+      throw std::invalid_argument(
+          "the point-stationary MLP pass takes Poisson/Dirichlet rows only; this batch has "
+          "general rows");
+    t.kernel = gpu::MlpTuning::Kernel::kTiled;
+    return t;
+  }
+
+  // Every vector of the batch has the size its point counts give it (a coefficient vector may
+  // also be empty: its default), and the Laplacian acts on the backend's coordinates.
+  void check_batch(const CollocationBatch& batch) const {
+    const std::size_t n = batch.n_interior(), k = batch.n_boundary(), d = std::size_t(net_.dim);
+    auto check = [](const char* what, std::size_t got, std::size_t want, bool may_be_empty) {
+      if (got == want || (may_be_empty && got == 0)) return;
+      throw std::invalid_argument(std::string("batch with ") + std::to_string(got) + " " + what +
+                                  ", expected " + std::to_string(want) +
+                                  (may_be_empty ? " or none" : ""));
+    };
+    check("interior coordinates", batch.interior.size(), n * d, false);
+    check("boundary coordinates", batch.boundary.size(), k * d, false);
+    check("values of a", batch.a.size(), n, true);
+    check("values of b", batch.b.size(), n * d, true);
+    check("values of c", batch.c.size(), n, true);
+    check("values of alpha", batch.alpha.size(), k, true);
+    check("values of beta", batch.beta.size(), k, true);
+    bool flux = false;
+    for (double v : batch.beta) flux = flux || v != 0;
+    if (flux) check("normal components", batch.normals.size(), k * d, false);
+    if (batch.space_dim < 0 || batch.space_dim > batch.dim)
+      throw std::invalid_argument("batch with space_dim " + std::to_string(batch.space_dim) +
+                                  " outside 0 … " + std::to_string(batch.dim));
+    if (batch.laplacian_dims() != net_.lap_dims)
+      throw std::invalid_argument("the batch's Laplacian acts on " +
+                                  std::to_string(batch.laplacian_dims()) +
+                                  " coordinates, the MLP backend's on " +
+                                  std::to_string(net_.lap_dims) + " (MlpOptions::laplacian_dims)");
   }
 
   // The sampler's two launches, interior then boundary (the same points as one launch over
@@ -389,6 +478,15 @@ class CudaMlpBackend final : public MlpBackend<T> {
     a.inv_n = T(1) / T(std::max(n_int_, 1));
     a.lam_k = penalty_ / T(std::max(n_bnd_, 1));
     a.penalty = double(penalty_);
+    if (general_) {
+      a.general = true;
+      a.coef_a = coef_a_.data();
+      a.coef_b = coef_b_.data();
+      a.coef_c = coef_c_.data();
+      a.coef_alpha = coef_alpha_.data();
+      a.coef_beta = coef_beta_.data();
+      a.normals = normals_.data();
+    }
     a.e = e_.data();
     a.b = b_.data();
     a.partials = gradient ? partials_.data() : nullptr;
@@ -466,6 +564,9 @@ class CudaMlpBackend final : public MlpBackend<T> {
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<T> theta_, grad_, m_, v_;
   DeviceBuffer<T> x_int_, f_, x_bnd_, p_, normals_, e_, b_, partials_, scratch_;
+  // The general rows' coefficients (set_batch, when general_), defaults filled in.
+  DeviceBuffer<T> coef_a_, coef_b_, coef_c_, coef_alpha_, coef_beta_;
+  bool general_ = false;  // the current batch has general rows (not poisson_dirichlet())
   DeviceBuffer<T> consts_;
   DeviceBuffer<double> losses_;
   DeviceBuffer<int> halt_;
@@ -483,6 +584,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   bool device_drawn_ = false;                    // the current batch was drawn on the device
   int n_int_ = 0, n_bnd_ = 0;
   bool planned_ = false;  // tiling_ and the batch buffers are sized for n_int_ + n_bnd_
+  bool planned_general_ = false;  // … and tiling_ planned for general rows or not (pass_tuning)
   gpu::MlpTiling tiling_;
   // Chunk shapes repeat with the reports and the draws, but a resample_every prime to
   // report_every could otherwise make one graph per chunk forever: at most kMaxCachedGraphs.

@@ -8,16 +8,18 @@
 // per thread) and on the tensor cores in double (mma.sync DMMA). A block copies θ into shared
 // memory once (W rows padded to 4 for 16-byte loads), then takes tiles of `points` points. Per
 // tile, every layer's stream matrices live in shared memory, a column per (stream, point): for
-// interior tiles the streams are value, d first derivatives and the Laplacian (S = d + 2), for
-// boundary tiles the value (S = 1). Forward: the GEMM Z_l = W_l X_{l−1} (+ b on the value
-// columns) and the elementwise activation of the streams (mlp_math.hpp); the Z_l of the hidden
-// layers are kept for the backward pass, the X_l recomputed from them when needed. Backward (as
-// the CPU backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ accumulated in shared memory by the one thread
-// that owns each entry, X̄ = W_lᵀ P̄_l, and the elementwise adjoint of the activation streams in
-// place. Each block ends by writing its gradient accumulators to partials[blockIdx.x]. The last
-// block to finish (an integer ticket) sums Σe², Σb² over the whole batch in a fixed order: same
-// inputs, same bits. plan_mlp_tiling picks the tile size (1 to 16 points): about the smallest of
-// those with the fewest waves of resident blocks, since a tile's time grows with its points.
+// interior tiles the streams are value, d first derivatives and the Laplacian Δₛ over the first
+// lap_dims coordinates (S = d + 2), for boundary tiles the value (S = 1), or all d + 2 streams
+// when a point of the tile has β ≠ 0 (general rows: its Laplacian stream then gets no adjoint).
+// Forward: the GEMM Z_l = W_l X_{l−1} (+ b on the value columns) and the elementwise activation of
+// the streams (mlp_math.hpp); the Z_l of the hidden layers are kept for the backward pass, the X_l
+// recomputed from them when needed. Backward (as the CPU backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ
+// accumulated in shared memory by the one thread that owns each entry, X̄ = W_lᵀ P̄_l, and the
+// elementwise adjoint of the activation streams in place. Each block ends by writing its gradient
+// accumulators to partials[blockIdx.x]. The last block to finish (an integer ticket) sums Σe², Σb²
+// over the whole batch in a fixed order: same inputs, same bits. plan_mlp_tiling picks the tile
+// size (1 to 16 points): about the smallest of those with the fewest waves of resident blocks,
+// since a tile's time grows with its points.
 //
 // mlp_reduce_kernel: 32 parameters a block, 8 warps summing the blocks' partials in a fixed
 // order (coalesced), then the fused Adam update.
@@ -445,13 +447,14 @@ MLP_HD void load_input(T* __restrict__ X, const MlpNetView<T>& net, const T* __r
   }
 }
 
-// X = the activation's streams of Z (n rows): σ(z); σ'(z)·A_j; σ''(z)·Σ A_j² + σ'(z)·C.
+// X = the activation's streams of Z (n rows): σ(z); σ'(z)·A_j; σ''(z)·Σ_{j ≤ ls} A_j² + σ'(z)·C
+// (ls = net.lap_dims: the Laplacian's coordinates).
 // keep_value: Z's value rows then hold σ(z) instead of z (tanh and sigmoid in training passes:
 // the backward pass takes σ', σ'', σ''' from it and evaluates no activation); from_value: they
 // hold it already.
 template <class T>
-MLP_HD void activation_forward(T* __restrict__ X, T* __restrict__ Z, Activation act, int d, int n,
-                               int P, int S, int ld, bool from_value = false,
+MLP_HD void activation_forward(T* __restrict__ X, T* __restrict__ Z, Activation act, int d, int ls,
+                               int n, int P, int S, int ld, bool from_value = false,
                                bool keep_value = false) {
   for (int idx = MLP_TID; idx < n * P; idx += MLP_NTHREADS) {
     const int r = idx / P, i = idx % P;
@@ -468,21 +471,22 @@ MLP_HD void activation_forward(T* __restrict__ X, T* __restrict__ Z, Activation 
     x[0] = t.s;
     if (keep_value) z[0] = t.s;
     T sum = T(0);
-    for (int j = 1; j <= d; ++j) {
+    for (int j = 1; j <= ls; ++j) {
       const T a = z[j * P];
       x[j * P] = stream_slope(t, a);
       sum += a * a;
     }
+    for (int j = ls + 1; j <= d; ++j) x[j * P] = stream_slope(t, z[j * P]);
     x[(d + 1) * P] = stream_laplacian(t, sum, z[(d + 1) * P]);
   }
 }
 
 // In place, X̄ → P̄ through the activation (mlp_math.hpp's adjoint_value, adjoint_slope,
-// adjoint_laplacian).
+// adjoint_laplacian); the coordinates past the Laplacian's (j > ls) reach it through nothing.
 // from_value: Z's value rows hold σ(z) (activation_forward).
 template <class T>
 MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Activation act, int d,
-                                int n, int P, int S, int ld, bool from_value = false) {
+                                int ls, int n, int P, int S, int ld, bool from_value = false) {
   for (int idx = MLP_TID; idx < n * P; idx += MLP_NTHREADS) {
     const int r = idx / P, i = idx % P;
     const T* z = Z + r * ld + i;
@@ -494,16 +498,37 @@ MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Act
     const ActivationTerms<T> t = activation_terms_at(act, z[0], from_value);
     const T lbar = xb[(d + 1) * P];
     T sum = T(0), dot = T(0);
-    for (int j = 1; j <= d; ++j) {
+    for (int j = 1; j <= ls; ++j) {
       const T a = z[j * P];
       const T gbar = xb[j * P];
       sum += a * a;
       dot += gbar * a;
       xb[j * P] = adjoint_slope(t, gbar, lbar, a);
     }
+    for (int j = ls + 1; j <= d; ++j) {
+      const T a = z[j * P];
+      const T gbar = xb[j * P];
+      dot += gbar * a;
+      xb[j * P] = adjoint_slope(t, gbar, T(0), a);
+    }
     xb[0] = adjoint_value(t, xb[0], dot, lbar, sum, z[(d + 1) * P]);
     xb[(d + 1) * P] = adjoint_laplacian(t, lbar);
   }
+}
+
+// The streams a tile carries: d + 2 for interior tiles; for boundary tiles 1, or d + 2 when one
+// of its points has β ≠ 0 (general rows). Block-wide: every thread gets the same answer, after a
+// barrier.
+template <class T>
+MLP_HD int tile_streams(const MlpPassArgs<T>& a, bool interior, int start, int count, int d) {
+  if (interior) return d + 2;
+  if (!a.general) return 1;
+  int any = 0;
+  for (int i = MLP_TID; i < count; i += MLP_NTHREADS) any |= a.coef_beta[start + i] != T(0);
+#if defined(__CUDA_ARCH__)
+  any = __syncthreads_or(any);
+#endif
+  return any ? d + 2 : 1;
 }
 
 // One block's share of a pass: θ into shared memory `sm`, then tiles block, block + grid, …;
@@ -513,6 +538,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
                        const int tiles_int, const int tiles_total, T* const sm, const int block,
                        const int grid) {
   const int np = net.n_params, L = net.layers, d = net.dim;
+  const int ls = net.lap_dims > 0 ? net.lap_dims : d;
   const Activation act = Activation(net.activation);
   const bool train = a.partials != nullptr;
   const bool eval = a.out_u != nullptr;
@@ -550,7 +576,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
     const bool interior = tile < tiles_int;
     const int start = (interior ? tile : tile - tiles_int) * P;
     const int count = imin(P, (interior ? a.n_int : a.n_bnd) - start);
-    const int S = interior ? d + 2 : 1;
+    const int S = tile_streams(a, interior, start, count, d);
     const int C = S * P;
     const T* pts = interior ? a.x_int : a.x_bnd;
 
@@ -562,11 +588,12 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
                             net.sizes[l], net.sizes[l - 1], C, ld, wsh + net.ws_bias[l - 1], P);
       MLP_SYNC();
       if (l == L) break;
-      activation_forward(xbuf, out, act, d, net.sizes[l], P, S, ld, false, keep_value);
+      activation_forward(xbuf, out, act, d, ls, net.sizes[l], P, S, ld, false, keep_value);
       MLP_SYNC();
     }
 
-    // Output row (buf_a row 0): u, ∂u/∂x_j, Δu. Residuals, and the seed P̄ of the output layer.
+    // Output row (buf_a row 0): u, ∂u/∂x_j, Δₛu. Residuals, and the seed P̄ of the output layer:
+    // the residual's adjoint times the residual's coefficient of each stream.
     for (int i = MLP_TID; i < P; i += MLP_NTHREADS) {
       const bool live = i < count;
       if (eval) {
@@ -578,11 +605,49 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
         if (a.out_lap) a.out_lap[q] = buf_a[(d + 1) * P + i];
         continue;
       }
+      const int q = start + i;
+      if (a.general) {
+        if (interior) {
+          // e = a·Δₛu + b·∇u + c·u − f; seeds (c, b_1 … b_d, a)·ē.
+          T e = T(0);
+          if (live) {
+            e = a.coef_a[q] * buf_a[(d + 1) * P + i];
+            for (int j = 0; j < d; ++j) e += a.coef_b[q * d + j] * buf_a[(1 + j) * P + i];
+            e += a.coef_c[q] * buf_a[i];
+            e -= a.f[q];
+            a.e[q] = e;
+          }
+          const T s = live ? e * a.inv_n : T(0);
+          buf_a[i] = live ? a.coef_c[q] * s : T(0);
+          for (int j = 0; j < d; ++j)
+            buf_a[(1 + j) * P + i] = live ? a.coef_b[q * d + j] * s : T(0);
+          buf_a[(d + 1) * P + i] = live ? a.coef_a[q] * s : T(0);
+        } else {
+          // r = α·u + β·∇u·n − p; seeds (α, β n_1 … β n_d, 0)·r̄ (derivative streams: S > 1).
+          T r = T(0);
+          if (live) {
+            r = a.coef_alpha[q] * buf_a[i];
+            const T beta = a.coef_beta[q];
+            if (S > 1 && beta != T(0))
+              for (int j = 0; j < d; ++j) r += beta * a.normals[q * d + j] * buf_a[(1 + j) * P + i];
+            r -= a.p[q];
+            a.b[q] = r;
+          }
+          const T s = live ? r * a.lam_k : T(0);
+          buf_a[i] = live ? a.coef_alpha[q] * s : T(0);
+          if (S > 1) {
+            for (int j = 0; j < d; ++j)
+              buf_a[(1 + j) * P + i] = live ? a.coef_beta[q] * a.normals[q * d + j] * s : T(0);
+            buf_a[(d + 1) * P + i] = T(0);
+          }
+        }
+        continue;
+      }
       if (interior) {
         T seed = T(0);
         if (live) {
-          const T e = buf_a[(d + 1) * P + i] - a.f[start + i];
-          a.e[start + i] = e;
+          const T e = buf_a[(d + 1) * P + i] - a.f[q];
+          a.e[q] = e;
           seed = e * a.inv_n;
         }
         for (int s = 0; s <= d; ++s) buf_a[s * P + i] = T(0);
@@ -590,8 +655,8 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       } else {
         T seed = T(0);
         if (live) {
-          const T b = buf_a[i] - a.p[start + i];
-          a.b[start + i] = b;
+          const T b = buf_a[i] - a.p[q];
+          a.b[q] = b;
           seed = b * a.lam_k;
         }
         buf_a[i] = seed;
@@ -606,7 +671,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       const int n = net.sizes[l], m = net.sizes[l - 1];
       if (l < L) {  // X_{l−1} into xbuf (after the forward pass it holds X_{L−1})
         if (l > 1)
-          activation_forward(xbuf, zlayer(l - 1), act, d, m, P, S, ld, keep_value);
+          activation_forward(xbuf, zlayer(l - 1), act, d, ls, m, P, S, ld, keep_value);
         else
           load_input(xbuf, net, pts, start, count, P, S, ld);
         MLP_SYNC();
@@ -618,7 +683,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       gemm_adjoint<Mma, RM>(xbar, wsh + net.ws_offset[l - 1], net.ws_stride[l - 1], pbar, m, n, C,
                             ld);
       MLP_SYNC();
-      activation_backward(xbar, zlayer(l - 1), act, d, m, P, S, ld, keep_value);
+      activation_backward(xbar, zlayer(l - 1), act, d, ls, m, P, S, ld, keep_value);
       MLP_SYNC();
       T* t = pbar;
       pbar = xbar;
@@ -772,6 +837,11 @@ MlpNetView<T> make_mlp_net_view(const MlpOptions& options) {
   net.dim = options.dim;
   net.layers = int(sizes.size()) - 1;
   net.activation = int(parse_activation(options.activation));
+  net.lap_dims = options.laplacian_dims > 0 ? options.laplacian_dims : options.dim;
+  if (net.lap_dims > net.dim)
+    throw std::invalid_argument("the MLP's Laplacian cannot act on more coordinates (" +
+                                std::to_string(net.lap_dims) + ") than it has (" +
+                                std::to_string(net.dim) + ")");
   int off = 0;
   for (std::size_t l = 0; l < sizes.size(); ++l) net.sizes[l] = sizes[l];
   for (int l = 1; l <= net.layers; ++l) {

@@ -40,6 +40,7 @@ struct MlpNetView {
   int ws_offset[kMlpMaxLayers] = {}, ws_stride[kMlpMaxLayers] = {}, ws_bias[kMlpMaxLayers] = {};
   int ws_size = 0;
   int activation = 0;                                // rbfpde::Activation
+  int lap_dims = 0;  // Δₛ acts on the first lap_dims coordinates (MlpOptions::laplacian_dims)
   T scale[kMlpMaxDim] = {}, shift[kMlpMaxDim] = {};  // x' = scale ⊙ x + shift
 };
 
@@ -55,7 +56,8 @@ MlpNetView<T> make_mlp_net_view(const MlpOptions& options);
 //         tensor-core GEMMs in double (2); every network, training, residual and evaluation.
 //   4:    the point-stationary kernel (mlp_point_kernel.cu): training and residual passes of 2D
 //         networks of hidden layers of one width ≤ 64 and one output, from kPtDefaultTilesPerSm
-//         of its 32-point tiles per SM (about 2100 points in float, 2750 in double on an H200).
+//         of its 32-point tiles per SM (about 2100 points in float, 2750 in double on an H200),
+//         for Poisson/Dirichlet rows (MlpPassArgs::general false, lap_dims = dim) only.
 inline constexpr int kMlpTiledFloat = 1, kMlpTiledDouble = 2, kMlpPoint = 4;
 template <class T>
 inline constexpr int kMlpTiled = sizeof(T) == sizeof(double) ? kMlpTiledDouble : kMlpTiledFloat;
@@ -114,6 +116,17 @@ struct MlpPassArgs {
   int n_bnd = 0;
   T inv_n = 0, lam_k = 0;  // 1/N, λ/K
   double penalty = 0;      // λ (for the loss)
+  // The rows (docs/mathematics.md, "The MLP"). general false: e = Δu − f, r = u − p (and the
+  // pointers below unused). general true: e = a·Δₛu + b·∇u + c·u − f, r = α·u + β·∇u·n − p,
+  // every coefficient given per point (a, c: N; b: N × dim; alpha, beta: K; normals: K × dim).
+  // A boundary tile carries the derivative streams when one of its points has β ≠ 0.
+  bool general = false;
+  const T* coef_a = nullptr;
+  const T* coef_b = nullptr;
+  const T* coef_c = nullptr;
+  const T* coef_alpha = nullptr;
+  const T* coef_beta = nullptr;
+  const T* normals = nullptr;
   // Training / residual mode: e, b and the loss (the last block to finish sums Σe², Σb² in a
   // fixed order into losses[3·step…]); partials non-null adds the backward pass.
   T* e = nullptr;
@@ -125,7 +138,7 @@ struct MlpPassArgs {
   int* halt = nullptr;          // null: no early stop
   int step = 0;
   double stop_below = 0;
-  // Evaluation mode (out_u non-null): u, ∇u (n × dim), Δu at the interior points.
+  // Evaluation mode (out_u non-null): u, ∇u (n × dim), Δₛu at the interior points.
   T* out_u = nullptr;
   T* out_grad = nullptr;
   T* out_lap = nullptr;

@@ -14,11 +14,14 @@ namespace rbfpde::gpu {
 // ---- The point-stationary kernel (mlp_point_kernel.cu) --------------------------------------
 inline constexpr int kPtMaxWidth = 64;
 
-// It takes 2D networks whose hidden layers all have one width ≤ kPtMaxWidth, with one output.
+// It takes 2D networks whose hidden layers all have one width ≤ kPtMaxWidth, with one output,
+// and a Laplacian over both coordinates (its rows are Poisson/Dirichlet ones: the CUDA backend
+// plans general batches on the tiled kernel).
 template <class T>
 bool point_pass_fits(const MlpNetView<T>& net) {
   const int hidden = net.layers - 1;
   if (net.dim != 2 || hidden < 1 || net.sizes[net.layers] != 1) return false;
+  if (net.lap_dims != 0 && net.lap_dims != net.dim) return false;
   for (int l = 1; l <= hidden; ++l)
     if (net.sizes[l] != net.sizes[1]) return false;
   return net.sizes[1] <= kPtMaxWidth;

@@ -989,6 +989,8 @@ template <class T>
 void launch_point_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
                        const MlpPassArgs<T>& args) {
   if (args.out_u) throw std::logic_error("the point-stationary MLP pass does not evaluate");
+  if (args.general)
+    throw std::logic_error("the point-stationary MLP pass takes Poisson/Dirichlet rows only");
   const PtLayout L = point_layout(net, tiling.features, tiling.points / 32, args.n_int, args.n_bnd);
   launch_mlp_kernel("mlp_point_kernel", point_kernel<T>(L.R, L.NT, Activation(net.activation)),
                     tiling.grid, L.threads, tiling.shared_bytes, stream, tiling.overlap, net, args,
