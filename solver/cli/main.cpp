@@ -3,9 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <csignal>
-
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -15,6 +14,7 @@
 #include "problems/problem.hpp"
 #include "solver/config/config.hpp"
 #include "solver/train/compare.hpp"
+#include "solver/train/evaluate_model.hpp"
 #include "solver/train/solve.hpp"
 
 namespace {
@@ -100,8 +100,9 @@ int run_solve(const CommonArgs& args, bool quiet, bool resume) {
     return 3;
   }
   if (r.outcome.stop_reason == "interrupted") {
-    std::cerr << "interrupted at cycle " << r.outcome.cycles << ": outputs and checkpoint written to "
-              << r.directory << "/; continue with --resume\n";
+    std::cerr << "interrupted at cycle " << r.outcome.cycles
+              << ": outputs and checkpoint written to " << r.directory
+              << "/; continue with --resume\n";
     return 128 + int(g_stop_signal);
   }
   return r.exit_code;
@@ -133,6 +134,16 @@ int run_check(const CommonArgs& args) {
   return 0;
 }
 
+int run_eval(const rbfpde::EvalRequest& request, bool quiet) {
+  const rbfpde::EvalSummary s = rbfpde::evaluate_model(request);
+  if (!quiet) {
+    std::cout << request.output_file << ": " << s.points << " points,";
+    for (const std::string& name : s.arrays) std::cout << " " << name;
+    std::cout << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,7 +156,8 @@ int main(int argc, char** argv) {
   auto* solve = app.add_subcommand("solve", "train the network on CONFIG and write the outputs");
   solve->add_option("config", solve_args.config, "problem file (YAML)")->required();
   // Their values are checked with the config, so a bad one gets the config's one-line error.
-  solve->add_option("--backend", solve_args.backend, "auto | cpu | cuda (overrides compute.backend)");
+  solve->add_option("--backend", solve_args.backend,
+                    "auto | cpu | cuda (overrides compute.backend)");
   solve->add_option("--precision", solve_args.precision,
                     "double | float (overrides compute.precision)");
   solve->add_option("--set", solve_args.sets, "override a config value: key.path=value")
@@ -162,14 +174,32 @@ int main(int argc, char** argv) {
 
   CommonArgs compare_args;
   std::vector<std::string> compare_files;
-  auto* compare = app.add_subcommand("compare", "run several configs (e.g. rbf and mlp) and print "
-                                                "a side-by-side table; writes comparison_*.csv");
+  auto* compare = app.add_subcommand("compare",
+                                     "run several configs (e.g. rbf and mlp) and print "
+                                     "a side-by-side table; writes comparison_*.csv");
   compare->add_option("configs", compare_files, "problem files (YAML), two or more")->required();
   compare->add_option("--backend", compare_args.backend, "auto | cpu | cuda, for every config");
   compare->add_option("--precision", compare_args.precision, "double | float, for every config");
-  compare->add_option("--set", compare_args.sets, "override a value in every config: key.path=value")
+  compare
+      ->add_option("--set", compare_args.sets, "override a value in every config: key.path=value")
       ->allow_extra_args(false);
   compare->add_flag("--quiet,-q", quiet, "print the table only");
+
+  rbfpde::EvalRequest eval_request;
+  auto* eval = app.add_subcommand(
+      "eval", "evaluate a trained MODEL (model.yaml) at given points or on a grid of its domain");
+  eval->add_option("model", eval_request.model_file, "model file (model.yaml of a run)")
+      ->required();
+  eval->add_option("--points", eval_request.points_file,
+                   "points to evaluate at: .csv (header x,y[,z]) or .vtu/.vtp");
+  eval->add_option("--resolution", eval_request.resolution,
+                   "grid points per axis over the model's domain (instead of --points)")
+      ->allow_extra_args(true);
+  eval->add_option("--output", eval_request.output_file, "output file: .vtu, .vtp or .csv")
+      ->required();
+  eval->add_flag("--gradient", eval_request.gradient, "add grad_u");
+  eval->add_flag("--laplacian", eval_request.laplacian, "add laplacian_u");
+  eval->add_flag("--quiet,-q", quiet, "print nothing but errors");
 
   try {
     app.parse(argc, argv);
@@ -183,6 +213,7 @@ int main(int argc, char** argv) {
     if (*solve) return run_solve(solve_args, quiet, resume);
     if (*check) return run_check(check_args);
     if (*compare) return run_compare(compare_files, compare_args, quiet);
+    if (*eval) return run_eval(eval_request, quiet);
   } catch (const rbfpde::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
