@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "solver/output/output.hpp"
 
@@ -196,47 +197,79 @@ constexpr double kLatticeTolerance = 1e-9;
   x[off_axis] = in;
 }
 
-// Points at the same place become one (cut points snapped onto a lattice point), and cells left
-// without a measure go: a 2D cell loses its repeated corners (and becomes a triangle or quad when
-// that is what is left), and a cell with fewer than dim + 1 distinct corners is dropped; a 3D cell
-// keeps a repeated corner, as it still has a volume. Cells whose centroid (the mean of their
-// corners) is outside the domain are dropped too.
-[[maybe_unused]] EvaluationGrid merge_equal_points(const Domain& domain, const EvaluationGrid& in) {
-  const int dim = in.dim;
-  std::map<std::array<double, 3>, long long> index;
-  std::vector<long long> new_id(in.n_points());
-  EvaluationGrid out;
-  out.dim = dim;
-  for (std::size_t p = 0; p < in.n_points(); ++p) {
+// The inside cells (on the lattice's points, ids < n_lattice) and the cut cells (on the points
+// after them) as one mesh: a cut point at a lattice point becomes that point, cut points at the
+// same place become one. Cut cells left without a measure go: a 2D cell loses its repeated
+// corners (and becomes a triangle or quad when that is what is left) and goes when fewer than 3
+// are left; a 3D cell goes with fewer than 4 distinct corners, and otherwise keeps a repeated one,
+// as it still has a volume. Cut cells whose centroid (the mean of their corners) lies outside the
+// domain go too. Points no cell uses are dropped.
+[[maybe_unused]] EvaluationGrid merge_cut_points(const Domain& domain, const Lattice& l,
+                                                 EvaluationGrid grid, std::size_t n_lattice) {
+  struct CoordinateHash {
+    std::size_t operator()(const std::array<double, 3>& x) const {
+      std::size_t h = 0;
+      for (double v : x) h = h * 1000003u ^ std::hash<double>()(v);
+      return h;
+    }
+  };
+  const int dim = grid.dim;
+  std::unordered_map<std::array<double, 3>, long long, CoordinateHash> cut_index;
+  std::vector<long long> new_id(grid.n_points());
+  std::vector<double> points(grid.points.begin(), grid.points.begin() + n_lattice * dim);
+  for (std::size_t p = 0; p < n_lattice; ++p) new_id[p] = static_cast<long long>(p);
+  for (std::size_t p = n_lattice; p < grid.n_points(); ++p) {
+    const double* x = &grid.points[p * dim];
+    long long i[3] = {0, 0, 0};
+    bool on_lattice = true;
+    for (int a = 0; a < dim && on_lattice; ++a) {
+      i[a] = std::llround(l.lattice_units(a, x[a]));
+      on_lattice = i[a] >= 0 && i[a] < l.n[a] && l.coordinate(a, i[a]) == x[a];
+    }
+    if (on_lattice) {
+      new_id[p] = l.id(i[0], i[1], i[2]);
+      continue;
+    }
     std::array<double, 3> key{0, 0, 0};
-    for (int a = 0; a < dim; ++a) key[a] = in.points[p * dim + a] + 0.0;  // −0 and 0 alike
-    const auto [it, added] = index.emplace(key, static_cast<long long>(out.n_points()));
-    if (added) out.points.insert(out.points.end(), key.begin(), key.begin() + dim);
+    for (int a = 0; a < dim; ++a) key[a] = x[a] + 0.0;  // −0 and 0 alike
+    const auto [it, added] = cut_index.emplace(key, static_cast<long long>(points.size() / dim));
+    if (added) points.insert(points.end(), key.begin(), key.begin() + dim);
     new_id[p] = it->second;
   }
-  std::vector<long long> ids;
-  for (std::size_t c = 0; c < in.n_cells(); ++c) {
+
+  EvaluationGrid out;
+  out.dim = dim;
+  out.points = std::move(points);
+  std::vector<long long> ids, ring;
+  for (std::size_t c = 0; c < grid.n_cells(); ++c) {
+    const long long* v = grid.cell(c);
+    const std::size_t k = grid.cell_size(c);
+    bool cut = false;
+    for (std::size_t i = 0; i < k; ++i) cut = cut || static_cast<std::size_t>(v[i]) >= n_lattice;
+    if (!cut) {
+      out.add_cell(grid.cell_types[c], v, k);
+      continue;
+    }
     ids.clear();
-    for (std::size_t k = 0; k < in.cell_size(c); ++k) ids.push_back(new_id[in.cell(c)[k]]);
+    for (std::size_t i = 0; i < k; ++i) ids.push_back(new_id[v[i]]);
     double centroid[3] = {0, 0, 0};
-    for (long long v : ids)
-      for (int a = 0; a < dim; ++a) centroid[a] += out.points[v * dim + a] / double(ids.size());
+    for (long long id : ids)
+      for (int a = 0; a < dim; ++a) centroid[a] += out.points[id * dim + a] / double(k);
     if (!domain.contains(centroid)) continue;
-    CellType type = in.cell_types[c];
     if (dim == 2) {
-      std::vector<long long> ring;
-      for (std::size_t k = 0; k < ids.size(); ++k)
-        if (ids[k] != ids[(k + 1) % ids.size()]) ring.push_back(ids[k]);
+      ring.clear();
+      for (std::size_t i = 0; i < k; ++i)
+        if (ids[i] != ids[(i + 1) % k]) ring.push_back(ids[i]);
       if (ring.size() < 3) continue;
-      type = ring.size() == 3   ? CellType::triangle
-             : ring.size() == 4 ? CellType::quad
-                                : CellType::polygon;
+      const CellType type = ring.size() == 3   ? CellType::triangle
+                            : ring.size() == 4 ? CellType::quad
+                                               : CellType::polygon;
       out.add_cell(type, ring.data(), ring.size());
     } else {
-      std::vector<long long> distinct = ids;
-      std::sort(distinct.begin(), distinct.end());
-      if (std::unique(distinct.begin(), distinct.end()) - distinct.begin() < 4) continue;
-      out.add_cell(type, ids.data(), ids.size());
+      ring = ids;
+      std::sort(ring.begin(), ring.end());
+      if (std::unique(ring.begin(), ring.end()) - ring.begin() < 4) continue;
+      out.add_cell(grid.cell_types[c], ids.data(), k);
     }
   }
   drop_unused_points(out);
@@ -278,12 +311,11 @@ EvaluationGrid grid_of(vtkDataSet* data, int dim) {
   return grid;
 }
 
+// The cells wholly inside are kept as they are, those wholly outside dropped, and only the cells
+// the boundary crosses go through VTK's clip.
 EvaluationGrid clipped_lattice(const Domain& domain, const Lattice& l) {
-  EvaluationGrid lattice = full_lattice(l);
+  const EvaluationGrid lattice = full_lattice(l);
   const std::size_t np = lattice.n_points();
-  vtkNew<vtkDoubleArray> distance;
-  distance->SetName("signed_distance");
-  distance->SetNumberOfTuples(static_cast<vtkIdType>(np));
   // The value clipped on: the distance to the boundary, negative where the exact inside test
   // holds. The clip keeps values strictly below 0, so a lattice point on the boundary (distance 0)
   // gets −floor, far below anything the grid resolves. Where the boundary runs through lattice
@@ -293,40 +325,70 @@ EvaluationGrid clipped_lattice(const Domain& domain, const Lattice& l) {
   double h_min = INFINITY;
   for (int a = 0; a < l.dim; ++a) h_min = std::min(h_min, (l.hi[a] - l.lo[a]) / double(l.n[a] - 1));
   const double floor = 1e-12 * h_min;
+  std::vector<double> value(np);
   bool any_outside = false;
   for (std::size_t p = 0; p < np; ++p) {
     const double* x = &lattice.points[p * l.dim];
-    const double d = domain.distance_to_boundary(x);
+    const double d = std::max(domain.distance_to_boundary(x), floor);
     const bool inside = domain.contains(x);
     any_outside = any_outside || !inside;
-    distance->SetValue(static_cast<vtkIdType>(p),
-                       inside ? -std::max(d, floor) : std::max(d, floor));
+    value[p] = inside ? -d : d;
   }
   if (!any_outside) return lattice;  // a box: the clip is the lattice itself
 
-  vtkNew<vtkCellArray> cells;
-  vtkIdType ids[8];
+  EvaluationGrid grid;  // the cells inside, on the lattice's points
+  grid.dim = l.dim;
+  grid.points = lattice.points;
+  std::vector<long long> band_id(np, -1);  // lattice point → point of the cut cells' grid
+  vtkNew<vtkPoints> band_points;
+  band_points->SetDataTypeToDouble();
+  vtkNew<vtkDoubleArray> band_value;
+  band_value->SetName("signed_distance");
+  vtkNew<vtkCellArray> band_cells;
   for (std::size_t c = 0; c < lattice.n_cells(); ++c) {
-    for (std::size_t k = 0; k < lattice.cell_size(c); ++k) ids[k] = lattice.cell(c)[k];
-    cells->InsertNextCell(static_cast<vtkIdType>(lattice.cell_size(c)), ids);
+    const long long* v = lattice.cell(c);
+    const std::size_t k = lattice.cell_size(c);
+    std::size_t inside = 0;
+    for (std::size_t i = 0; i < k; ++i) inside += value[v[i]] < 0;
+    if (inside == k) grid.add_cell(lattice.cell_types[c], v, k);
+    if (inside == 0 || inside == k) continue;
+    vtkIdType ids[8];
+    for (std::size_t i = 0; i < k; ++i) {
+      if (band_id[v[i]] < 0) {
+        const double* x = &lattice.points[v[i] * l.dim];
+        band_id[v[i]] = band_points->InsertNextPoint(x[0], x[1], l.dim == 3 ? x[2] : 0.0);
+        band_value->InsertNextValue(value[v[i]]);
+      }
+      ids[i] = band_id[v[i]];
+    }
+    band_cells->InsertNextCell(static_cast<vtkIdType>(k), ids);
   }
-  vtkNew<vtkUnstructuredGrid> ugrid;
-  ugrid->SetPoints(vtk_points(lattice));
-  ugrid->SetCells(l.dim == 2 ? VTK_QUAD : VTK_HEXAHEDRON, cells);
-  ugrid->GetPointData()->SetScalars(distance);
+  vtkNew<vtkUnstructuredGrid> band;
+  band->SetPoints(band_points);
+  band->SetCells(l.dim == 2 ? VTK_QUAD : VTK_HEXAHEDRON, band_cells);
+  band->GetPointData()->SetScalars(band_value);
 
-  // Keeps signed distance ≤ 0: the domain with its boundary.
   vtkNew<vtkTableBasedClipDataSet> clip;
-  clip->SetInputData(ugrid);
+  clip->SetInputData(band);
   clip->SetValue(0.0);
-  clip->InsideOutOn();
+  clip->InsideOutOn();  // keeps the values below 0
   clip->SetOutputPointsPrecision(vtkAlgorithm::DOUBLE_PRECISION);
   clip->Update();
-  EvaluationGrid grid = grid_of(clip->GetOutput(), l.dim);
-  drop_unused_points(grid);
-  for (std::size_t p = 0; p < grid.n_points(); ++p)
-    move_onto_boundary(domain, l, &grid.points[p * l.dim]);
-  return merge_equal_points(domain, grid);
+  EvaluationGrid cut = grid_of(clip->GetOutput(), l.dim);
+  drop_unused_points(cut);
+  for (std::size_t p = 0; p < cut.n_points(); ++p)
+    move_onto_boundary(domain, l, &cut.points[p * l.dim]);
+
+  // The cut cells join the inside ones; their lattice points become the same points by the merge.
+  const long long offset = static_cast<long long>(grid.n_points());
+  grid.points.insert(grid.points.end(), cut.points.begin(), cut.points.end());
+  std::vector<long long> ids;
+  for (std::size_t c = 0; c < cut.n_cells(); ++c) {
+    ids.assign(cut.cell(c), cut.cell(c) + cut.cell_size(c));
+    for (long long& id : ids) id += offset;
+    grid.add_cell(cut.cell_types[c], ids.data(), ids.size());
+  }
+  return merge_cut_points(domain, l, std::move(grid), np);
 }
 
 // The size of Delaunay's initial bounding simplex, in multiples of the points' bounding box: VTK's

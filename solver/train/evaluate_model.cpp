@@ -50,7 +50,11 @@ std::string model_type(const std::string& file) {
     throw InputError(SourceLoc{file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
   }
   const std::string type = root.IsMap() && root["type"] ? root["type"].as<std::string>("") : "";
-  if (type != "rbf" && type != "mlp") load_model_file(file, "rbf");  // throws the format error
+  if (type != "rbf" && type != "mlp") {
+    load_model_file(file, "rbf");  // throws the format error when it is not a model file at all
+    throw model_file_error(file, root["type"], "type",
+                           "expected rbf or mlp, found \"" + type + "\"");
+  }
   return type;
 }
 

@@ -378,10 +378,6 @@ std::vector<BadEval> bad_evals() {
        {"MODEL", "--points", "p.dat", "--output", "e.csv"},
        "--points: expected a file ending in .csv, .vtu or .vtp",
        {{"p.dat", "x,y\n0,0\n"}}},
-      {"VtuNotVtk",
-       {"MODEL", "--points", "p.vtu", "--output", "e.csv"},
-       "p.vtu: expected a VTK XML UnstructuredGrid file",
-       {{"p.vtu", "not xml\n"}}},
       {"OutputUnknownExtension",
        {"MODEL", "--resolution", "3", "3", "--output", "e.txt"},
        "--output: expected a file ending in .vtu, .vtp or .csv, found \"e.txt\""},
@@ -399,8 +395,16 @@ std::vector<BadEval> bad_evals() {
        "expected either --points or --resolution, found both",
        {{"p.csv", "x,y\n0,0\n"}}},
       {"NoOutput", {"MODEL", "--resolution", "3", "3"}, "--output is required"},
+      {"ModelOfUnknownType",
+       {"m.yaml", "--output", "e.csv"},
+       "m.yaml:2:7: type: expected rbf or mlp, found \"svm\"",
+       {{"m.yaml", "format: rbfpde-model-1\ntype: svm\n"}}},
   };
 #ifdef RBFPDE_HAVE_VTK
+  cases.push_back({"VtuNotVtk",
+                   {"MODEL", "--points", "p.vtu", "--output", "e.csv"},
+                   "p.vtu: expected a VTK XML UnstructuredGrid file",
+                   {{"p.vtu", "not xml\n"}}});
   cases.push_back({"VtpOf3DPoints",
                    {"MODEL", "--points", "p.vtp", "--output", "e.csv"},
                    "p.vtp: expected the points of a 2D model (z = 0), found z = 0.3 at point 0",

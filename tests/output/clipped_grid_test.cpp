@@ -255,10 +255,6 @@ TEST(PointCloudGrid, TooFewPointsStayBare) {
   EXPECT_EQ(grid.n_cells(), 0u);
 }
 
-#else
-
-TEST(ClippedGrid, NeedsVtk) { GTEST_SKIP() << "built without VTK: the grid is not clipped"; }
-
 #endif  // RBFPDE_HAVE_VTK
 
 }  // namespace

@@ -78,14 +78,15 @@ TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   // learning rate leaves a finite network inside the domain's reach: no divergence. But the
   // widths collapse far below the point spacing (spikes between the collocation points), so the
   // final state is unsound: exit 3, the reason, and the outputs of the best sound state.
-  const RunFiles r = run("poisson2d_seed", "absurd", {"training.gd.learning_rate=1e30",
-                                                      "training.max_cycles=200"});
+  const RunFiles r = run("poisson2d_seed", "absurd",
+                         {"training.gd.learning_rate=1e30", "training.max_cycles=200"});
   EXPECT_FALSE(r.result.outcome.diverged) << r.result.outcome.divergence;
   EXPECT_EQ(r.result.outcome.stop_reason, "max_cycles");
   EXPECT_EQ(r.result.outcome.cycles, 200);
   EXPECT_EQ(r.result.exit_code, 3);
-  const std::string reason = " of 64 neurons are narrower than a tenth of the collocation points' "
-                             "spacing (cycle 200)";
+  const std::string reason =
+      " of 64 neurons are narrower than a tenth of the collocation points' "
+      "spacing (cycle 200)";
   ASSERT_GT(r.result.unsound.size(), reason.size()) << r.result.unsound;
   EXPECT_EQ(r.result.unsound.substr(r.result.unsound.find(' ')), reason) << r.result.unsound;
   // The outputs hold the report with the lowest validation loss: cycle 30, whose error is that
@@ -100,8 +101,8 @@ TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   EXPECT_NE(summary.find("\"unsound\": \"" + r.result.unsound + "\""), std::string::npos);
   EXPECT_NE(summary.find("\"best_cycle\": 30,"), std::string::npos);
   // The state written is that of cycle 30: the same model as a run that stopped there.
-  const RunFiles at30 = run("poisson2d_seed", "absurd_30", {"training.gd.learning_rate=1e30",
-                                                           "training.max_cycles=30"});
+  const RunFiles at30 = run("poisson2d_seed", "absurd_30",
+                            {"training.gd.learning_rate=1e30", "training.max_cycles=30"});
   EXPECT_EQ(at30.result.exit_code, 0) << at30.result.unsound;
   EXPECT_EQ(at30.result.best_cycle, 30);
   EXPECT_EQ(read_text(r.dir + "/model.yaml"), read_text(at30.dir + "/model.yaml"));
@@ -126,12 +127,18 @@ TEST(Divergence, OverflowingLossStopsWithOutputs) {
   EXPECT_NE(read_text(r.dir + "/summary.json").find("\"diverged\": true"), std::string::npos);
 }
 
-TEST(Divergence, NonFiniteRightHandSideStopsAtOnce) {
-  // log of a negative number: NaN targets make the first loss NaN.
-  const RunFiles r = run("poisson2d_seed_lm", "nan", {"problem.equation.f=log(x-2)"});
-  EXPECT_TRUE(r.result.outcome.diverged);
-  EXPECT_EQ(r.result.exit_code, 3);
-  EXPECT_EQ(r.result.outcome.cycles, 0);
+TEST(Divergence, NonFiniteRightHandSideIsBadInputBeforeTraining) {
+  // log of a negative number: f is NaN wherever it is evaluated, an input error found before
+  // training starts and before anything is written (rather than a first loss that is NaN).
+  const std::string dir = std::string(RBFPDE_TEST_TMP) + "/checkpoint_nan";
+  try {
+    run("poisson2d_seed_lm", "nan", {"problem.equation.f=log(x-2)"});
+    FAIL() << "a NaN right-hand side was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "problem.equation.f");
+    EXPECT_NE(e.message().find("\"log(x-2)\" = nan at ("), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
 }  // namespace
