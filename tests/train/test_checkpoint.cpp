@@ -78,15 +78,14 @@ TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   // learning rate leaves a finite network inside the domain's reach: no divergence. But the
   // widths collapse far below the point spacing (spikes between the collocation points), so the
   // final state is unsound: exit 3, the reason, and the outputs of the best sound state.
-  const RunFiles r = run("poisson2d_seed", "absurd",
-                         {"training.gd.learning_rate=1e30", "training.max_cycles=200"});
+  const RunFiles r = run("poisson2d_seed", "absurd", {"training.gd.learning_rate=1e30",
+                                                      "training.max_cycles=200"});
   EXPECT_FALSE(r.result.outcome.diverged) << r.result.outcome.divergence;
   EXPECT_EQ(r.result.outcome.stop_reason, "max_cycles");
   EXPECT_EQ(r.result.outcome.cycles, 200);
   EXPECT_EQ(r.result.exit_code, 3);
-  const std::string reason =
-      " of 64 neurons are narrower than a tenth of the collocation points' "
-      "spacing (cycle 200)";
+  const std::string reason = " of 64 neurons are narrower than a tenth of the collocation points' "
+                             "spacing (cycle 200)";
   ASSERT_GT(r.result.unsound.size(), reason.size()) << r.result.unsound;
   EXPECT_EQ(r.result.unsound.substr(r.result.unsound.find(' ')), reason) << r.result.unsound;
   // The outputs hold the report with the lowest validation loss: cycle 30, whose error is that
@@ -101,8 +100,8 @@ TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   EXPECT_NE(summary.find("\"unsound\": \"" + r.result.unsound + "\""), std::string::npos);
   EXPECT_NE(summary.find("\"best_cycle\": 30,"), std::string::npos);
   // The state written is that of cycle 30: the same model as a run that stopped there.
-  const RunFiles at30 = run("poisson2d_seed", "absurd_30",
-                            {"training.gd.learning_rate=1e30", "training.max_cycles=30"});
+  const RunFiles at30 = run("poisson2d_seed", "absurd_30", {"training.gd.learning_rate=1e30",
+                                                           "training.max_cycles=30"});
   EXPECT_EQ(at30.result.exit_code, 0) << at30.result.unsound;
   EXPECT_EQ(at30.result.best_cycle, 30);
   EXPECT_EQ(read_text(r.dir + "/model.yaml"), read_text(at30.dir + "/model.yaml"));
