@@ -3,8 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <csignal>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -100,9 +101,8 @@ int run_solve(const CommonArgs& args, bool quiet, bool resume) {
     return 3;
   }
   if (r.outcome.stop_reason == "interrupted") {
-    std::cerr << "interrupted at cycle " << r.outcome.cycles
-              << ": outputs and checkpoint written to " << r.directory
-              << "/; continue with --resume\n";
+    std::cerr << "interrupted at cycle " << r.outcome.cycles << ": outputs and checkpoint written to "
+              << r.directory << "/; continue with --resume\n";
     return 128 + int(g_stop_signal);
   }
   return r.exit_code;
@@ -156,8 +156,7 @@ int main(int argc, char** argv) {
   auto* solve = app.add_subcommand("solve", "train the network on CONFIG and write the outputs");
   solve->add_option("config", solve_args.config, "problem file (YAML)")->required();
   // Their values are checked with the config, so a bad one gets the config's one-line error.
-  solve->add_option("--backend", solve_args.backend,
-                    "auto | cpu | cuda (overrides compute.backend)");
+  solve->add_option("--backend", solve_args.backend, "auto | cpu | cuda (overrides compute.backend)");
   solve->add_option("--precision", solve_args.precision,
                     "double | float (overrides compute.precision)");
   solve->add_option("--set", solve_args.sets, "override a config value: key.path=value")
@@ -174,14 +173,12 @@ int main(int argc, char** argv) {
 
   CommonArgs compare_args;
   std::vector<std::string> compare_files;
-  auto* compare = app.add_subcommand("compare",
-                                     "run several configs (e.g. rbf and mlp) and print "
-                                     "a side-by-side table; writes comparison_*.csv");
+  auto* compare = app.add_subcommand("compare", "run several configs (e.g. rbf and mlp) and print "
+                                                "a side-by-side table; writes comparison_*.csv");
   compare->add_option("configs", compare_files, "problem files (YAML), two or more")->required();
   compare->add_option("--backend", compare_args.backend, "auto | cpu | cuda, for every config");
   compare->add_option("--precision", compare_args.precision, "double | float, for every config");
-  compare
-      ->add_option("--set", compare_args.sets, "override a value in every config: key.path=value")
+  compare->add_option("--set", compare_args.sets, "override a value in every config: key.path=value")
       ->allow_extra_args(false);
   compare->add_flag("--quiet,-q", quiet, "print the table only");
 

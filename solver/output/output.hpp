@@ -1,6 +1,6 @@
-// Files a run leaves behind (docs/outputs.md). Every writer writes to a temporary file in the
-// target directory and renames it over the target, so a reader sees the old file or the new one,
-// never a torn one. Writers throw std::runtime_error naming the path on failure.
+// Files a run leaves behind (docs/outputs.md). Every writer writes to a temporary file in the target
+// directory and renames it over the target, so a reader sees the old file or the new one, never
+// a torn one. Writers throw std::runtime_error naming the path on failure.
 #pragma once
 
 #include <filesystem>
@@ -52,7 +52,7 @@ struct EvaluationGrid {
   const long long* cell(std::size_t c) const { return cells.data() + cell_offsets[c]; }
 };
 
-// The evaluation grid of `domain` (docs/outputs.md, "The evaluation grid"): a regular lattice over
+// The evaluation grid of `domain` (docs/outputs.md, "solution.vtu"): a regular lattice over
 // its bounding box with `resolution` points per axis (quads in 2D, hexahedra in 3D), then
 //   - with VTK: clipped at the boundary by VTK's clip filter on the signed distance
 //     (−distance_to_boundary inside, + outside), the points the cut creates moved onto the
@@ -109,8 +109,8 @@ void write_pvd(const std::filesystem::path& path,
 // A small JSON builder for summary.json: objects keep insertion order.
 class Json {
  public:
-  Json();          // null
-  Json(double v);  // number (NaN/Inf become null)
+  Json();                                   // null
+  Json(double v);                           // number (NaN/Inf become null)
   Json(long long v);
   Json(int v) : Json(static_cast<long long>(v)) {}
   Json(unsigned long long v);
@@ -120,7 +120,7 @@ class Json {
   static Json object();
   static Json array();
   Json& set(const std::string& key, Json value);  // object
-  Json& push(Json value);                         // array
+  Json& push(Json value);                          // array
   std::string dump(int indent = 2) const;
 
  private:

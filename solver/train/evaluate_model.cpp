@@ -49,12 +49,13 @@ std::string model_type(const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw InputError(SourceLoc{file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
   }
-  const std::string type = root.IsMap() && root["type"] ? root["type"].as<std::string>("") : "";
-  if (type != "rbf" && type != "mlp") {
-    load_model_file(file, "rbf");  // throws the format error when it is not a model file at all
-    throw model_file_error(file, root["type"], "type",
+  if (!root.IsMap() || !root["format"] || root["format"].as<std::string>("") != "rbfpde-model-1")
+    throw model_file_error(file, root, "format",
+                           "expected an rbfpde model file (format: rbfpde-model-1)");
+  const std::string type = root["type"] ? root["type"].as<std::string>("") : "";
+  if (type != "rbf" && type != "mlp")
+    throw model_file_error(file, root["type"] ? root["type"] : root, "type",
                            "expected rbf or mlp, found \"" + type + "\"");
-  }
   return type;
 }
 
