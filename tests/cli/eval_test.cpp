@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 
 #ifdef RBFPDE_HAVE_VTK
 #include <vtkCellArray.h>
+#include <vtkCellType.h>
 #include <vtkDataArray.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
@@ -332,6 +334,52 @@ TEST(BodyFittedSolution, DiskBoundaryPointsCarryTheModelsValues) {
   EXPECT_GE(area, M_PI * 0.25 - M_PI * h * h / 3);
   EXPECT_EQ(json_number(read_text(dir / "out/summary.json"), "grid_points"),
             g->GetNumberOfPoints());
+}
+
+// The same in 3D: a ball's solution.vtu has its cut points on the sphere, carrying the model's
+// values there, and eval at those points reproduces the file.
+TEST(BodyFittedSolution, BallBoundaryPointsCarryTheModelsValues) {
+  TempDir dir;
+  std::string yaml =
+      replace_once(kTinyConfig, "    type: rectangle\n    min: [0, 0]\n    max: [1, 1]\n",
+                   "    type: ball\n    centre: [0, 0, 0]\n    radius: 1\n");
+  yaml = replace_once(yaml, "f: \"sin(pi*x)*sin(pi*y)\"", "f: \"6\"");
+  yaml = replace_once(yaml, "value: \"0\"", "value: \"1\"");
+  yaml =
+      replace_once(yaml, "exact: \"-sin(pi*x)*sin(pi*y)/(2*pi^2)\"", "exact: \"x^2 + y^2 + z^2\"");
+  yaml = replace_once(yaml, "output:\n", "output:\n  resolution: [11, 11, 11]\n");
+  write_text(dir / "c.yaml", yaml);
+  const RunResult r = run_rbfpde({"solve", "c.yaml", "--backend", "cpu", "-q"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto g = read_vtu(dir / "out/solution.vtu");
+  const Network net{read_model_yaml(dir / "out/model.yaml")};
+  ASSERT_EQ(net.p.dim, 3);
+  const auto u = point_array(g->GetPointData(), "u"),
+             ue = point_array(g->GetPointData(), "u_exact");
+  int on_sphere = 0;
+  for (vtkIdType p = 0; p < g->GetNumberOfPoints(); ++p) {
+    double x[3];
+    g->GetPoint(p, x);
+    const double rad = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    ASSERT_LE(rad, 1 + 1e-9) << "point " << p;
+    if (std::abs(rad - 1) > 1e-9) continue;
+    ++on_sphere;
+    EXPECT_NEAR(u[p], net.u(x), 1e-13) << "point " << p;
+    EXPECT_NEAR(ue[p], x[0] * x[0] + x[1] * x[1] + x[2] * x[2], 1e-14) << "point " << p;
+  }
+  // h = 0.2: the sphere (area 4π) crosses more than area/h² lattice edges.
+  EXPECT_GT(on_sphere, int(4 * M_PI / 0.04));
+  std::set<int> types;
+  for (vtkIdType c = 0; c < g->GetNumberOfCells(); ++c) types.insert(g->GetCellType(c));
+  EXPECT_TRUE(types.count(VTK_HEXAHEDRON));
+  EXPECT_GE(types.size(), 3u) << "no cut cells";
+
+  const RunResult e = run_rbfpde(
+      {"eval", "out/model.yaml", "--points", "out/solution.vtu", "--output", "e.csv"}, dir.path());
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  auto c = read_csv(dir / "e.csv");
+  ASSERT_EQ(c["u"].size(), u.size());
+  for (std::size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(c["u"][i], u[i], 1e-13) << i;
 }
 
 #endif  // RBFPDE_HAVE_VTK
