@@ -156,11 +156,11 @@ void drop_unused_points(EvaluationGrid& grid) {
 
 // A point the clip created on a lattice edge (all coordinates but one on the lattice) moves onto
 // the boundary: bisection between the edge's ends with the exact inside test, ending at the last
-// inside point, at most a few units in the last place from the boundary. Other points (lattice
-// points, snapped onto the lattice, and the centre points the 3D clip tables add inside some
-// cells) stay. VTK interpolates
-// the coordinates that are the same at both ends of the edge too, so they come back within
-// rounding of the lattice, not exactly on it: kLatticeTolerance (in lattice units) says "on it".
+// inside point, at most a few units in the last place from the boundary. Lattice points are
+// snapped onto the lattice; the centre points the 3D clip tables add inside some cells stay. VTK
+// interpolates the coordinates that are the same at both ends of an edge too, so they come back
+// within rounding of the lattice, not exactly on it: kLatticeTolerance (in lattice units) says
+// "on it".
 constexpr double kLatticeTolerance = 1e-9;
 
 [[maybe_unused]] void move_onto_boundary(const Domain& domain, const Lattice& l, double* x) {
