@@ -392,6 +392,9 @@ struct BadEval {
   std::map<std::string, std::string> files = {};  // written into the working directory first
 };
 
+// gtest names a failing case by this rather than by its bytes.
+void PrintTo(const BadEval& c, std::ostream* os) { *os << c.name; }
+
 std::vector<BadEval> bad_evals() {
   std::vector<BadEval> cases = {
       {"MissingModel", {"nothere.yaml", "--output", "e.csv"}, "nothere.yaml: cannot read file"},
