@@ -15,6 +15,7 @@
 #include "problems/problem.hpp"
 #include "solver/config/config.hpp"
 #include "solver/train/compare.hpp"
+#include "solver/train/evaluate_model.hpp"
 #include "solver/train/solve.hpp"
 
 namespace {
@@ -133,6 +134,16 @@ int run_check(const CommonArgs& args) {
   return 0;
 }
 
+int run_eval(const rbfpde::EvalRequest& request, bool quiet) {
+  const rbfpde::EvalSummary s = rbfpde::evaluate_model(request);
+  if (!quiet) {
+    std::cout << request.output_file << ": " << s.points << " points,";
+    for (const std::string& name : s.arrays) std::cout << " " << name;
+    std::cout << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -171,6 +182,22 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   compare->add_flag("--quiet,-q", quiet, "print the table only");
 
+  rbfpde::EvalRequest eval_request;
+  auto* eval = app.add_subcommand(
+      "eval", "evaluate a trained MODEL (model.yaml) at given points or on a grid of its domain");
+  eval->add_option("model", eval_request.model_file, "model file (model.yaml of a run)")
+      ->required();
+  eval->add_option("--points", eval_request.points_file,
+                   "points to evaluate at: .csv (header x,y[,z]) or .vtu/.vtp");
+  eval->add_option("--resolution", eval_request.resolution,
+                   "grid points per axis over the model's domain (instead of --points)")
+      ->allow_extra_args(true);
+  eval->add_option("--output", eval_request.output_file, "output file: .vtu, .vtp or .csv")
+      ->required();
+  eval->add_flag("--gradient", eval_request.gradient, "add grad_u");
+  eval->add_flag("--laplacian", eval_request.laplacian, "add laplacian_u");
+  eval->add_flag("--quiet,-q", quiet, "print nothing but errors");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -183,6 +210,7 @@ int main(int argc, char** argv) {
     if (*solve) return run_solve(solve_args, quiet, resume);
     if (*check) return run_check(check_args);
     if (*compare) return run_compare(compare_files, compare_args, quiet);
+    if (*eval) return run_eval(eval_request, quiet);
   } catch (const rbfpde::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

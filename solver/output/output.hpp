@@ -15,17 +15,59 @@ namespace rbfpde {
 // Writes `content` to `path` atomically (temp file in the same directory, fsync, rename).
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
-// The evaluation grid: a regular lattice over the domain's bounding box with `resolution` points
-// per axis; cells (quads in 2D, hexahedra in 3D) whose vertices are all inside the domain are
-// kept, and only the points those cells use.
+// Cell types of an EvaluationGrid, numbered as VTK numbers them (vtkCellType.h), so that the grid
+// means the same with or without VTK in the build.
+enum class CellType : unsigned char {
+  vertex = 1,
+  triangle = 5,
+  polygon = 7,
+  quad = 9,
+  tetra = 10,
+  hexahedron = 12,
+  wedge = 13,
+  pyramid = 14,
+};
+
+// Points with cells of mixed types: cell c uses the point ids
+// cells[cell_offsets[c] .. cell_offsets[c + 1]) in VTK's vertex order for cell_types[c].
+// No cells at all means bare points.
 struct EvaluationGrid {
   int dim = 2;
-  std::vector<double> points;          // n × dim, row-major
-  std::vector<long long> cells;        // 4 (2D) or 8 (3D) point ids per cell, VTK vertex order
+  std::vector<double> points;           // n × dim, row-major
+  std::vector<long long> cells;         // point ids of every cell, one cell after the other
+  std::vector<long long> cell_offsets;  // n_cells + 1 entries (empty when there are no cells)
+  std::vector<CellType> cell_types;     // one per cell
   std::size_t n_points() const { return dim ? points.size() / dim : 0; }
-  std::size_t n_cells() const { return cells.size() / (dim == 2 ? 4 : 8); }
+  std::size_t n_cells() const { return cell_types.size(); }
+  // Appends a cell of `n` point ids.
+  void add_cell(CellType type, const long long* ids, std::size_t n) {
+    if (cell_offsets.empty()) cell_offsets.push_back(0);
+    cells.insert(cells.end(), ids, ids + n);
+    cell_offsets.push_back(static_cast<long long>(cells.size()));
+    cell_types.push_back(type);
+  }
+  std::size_t cell_size(std::size_t c) const {
+    return static_cast<std::size_t>(cell_offsets[c + 1] - cell_offsets[c]);
+  }
+  const long long* cell(std::size_t c) const { return cells.data() + cell_offsets[c]; }
 };
+
+// The evaluation grid of `domain` (docs/outputs.md, "solution.vtu"): a regular lattice over
+// its bounding box with `resolution` points per axis (quads in 2D, hexahedra in 3D), then
+//   - with VTK: clipped at the boundary by VTK's clip filter on the signed distance
+//     (−distance_to_boundary inside, + outside), the points the cut creates moved onto the
+//     boundary by bisection on their lattice edge with the exact inside test: cells inside stay
+//     quads/hexahedra, cut cells become triangles, quads, polygons (2D) or tetrahedra, pyramids,
+//     wedges, hexahedra (3D) that end on the boundary;
+//   - without VTK: the cells whose corners are all inside, and the points they use.
+// A point-cloud domain (geometry type "points") gives its own points instead, with a Delaunay mesh
+// of them where VTK is built (cells whose centroid the domain does not contain dropped), bare
+// points otherwise. Throws std::invalid_argument for a resolution that does not fit the domain.
 EvaluationGrid make_evaluation_grid(const Domain& domain, const std::vector<int>& resolution);
+
+// The lattice alone (no clipping, no point cloud): every point of the bounding box's lattice.
+EvaluationGrid make_lattice(const double* lo, const double* hi, int dim,
+                            const std::vector<int>& resolution);
 
 // Named per-point arrays, each with n_points × components values.
 struct PointArray {
@@ -37,12 +79,29 @@ struct PointArray {
 // True when this build writes VTK files (CMake option RBFPDE_WITH_VTK).
 bool vtk_available();
 
-// solution.vtu and training snapshots: the grid with point arrays (2D points get z = 0).
+// solution.vtu and training snapshots: the grid with point arrays (2D points get z = 0). A grid
+// without cells is written with one vertex cell per point.
 void write_grid_vtu(const std::filesystem::path& path, const EvaluationGrid& grid,
                     const std::vector<PointArray>& arrays);
 // centres.vtp, collocation.vtp: points (n × dim) as vertices with point arrays.
 void write_points_vtp(const std::filesystem::path& path, int dim, const std::vector<double>& points,
                       const std::vector<PointArray>& arrays);
+// Points and cells of a VTK XML file (.vtu: its cells; .vtp: bare points) as a grid of
+// dimension `dim` (a 2D grid requires z = 0 at every point). Throws InputError naming the file
+// when it cannot be read, holds no points or does not fit `dim`.
+EvaluationGrid read_vtk_grid(const std::filesystem::path& path, int dim);
+
+// Points of a CSV file whose header names the coordinates x, y (2D) or x, y, z (3D) among its
+// columns, in any order; other columns are ignored. Throws InputError naming the file, line and
+// column on a missing or extra coordinate column, a cell that is not a finite number, or a row
+// with fewer cells than the header.
+std::vector<double> read_points_csv(const std::filesystem::path& path, int dim);
+
+// Coordinates (x, y[, z]) then one column per array component: a scalar array under its name, a
+// vector array as name_x, name_y[, name_z]. Numbers in the shortest form that reads back exactly.
+void write_points_csv(const std::filesystem::path& path, int dim, const std::vector<double>& points,
+                      const std::vector<PointArray>& arrays);
+
 // training.pvd: a collection of (time, file name relative to the .pvd) entries.
 void write_pvd(const std::filesystem::path& path,
                const std::vector<std::pair<double, std::string>>& entries);

@@ -130,18 +130,28 @@ void write_grid_vtu(const std::filesystem::path& path, const EvaluationGrid& gri
   check_dim(path, grid.dim);
   check_arrays(path, grid.n_points(), arrays);
 #ifdef RBFPDE_HAVE_VTK
-  const int corners = grid.dim == 2 ? 4 : 8;
-  vtkNew<vtkCellArray> cells;
-  cells->AllocateExact(static_cast<vtkIdType>(grid.n_cells()),
-                       static_cast<vtkIdType>(grid.cells.size()));
-  vtkIdType ids[8];
-  for (std::size_t c = 0; c < grid.n_cells(); ++c) {
-    for (int v = 0; v < corners; ++v) ids[v] = static_cast<vtkIdType>(grid.cells[c * corners + v]);
-    cells->InsertNextCell(corners, ids);
-  }
   vtkNew<vtkUnstructuredGrid> ugrid;
   ugrid->SetPoints(make_points(grid.dim, grid.points));
-  ugrid->SetCells(grid.dim == 2 ? VTK_QUAD : VTK_HEXAHEDRON, cells);
+  const std::size_t n_points = grid.n_points();
+  if (grid.n_cells() == 0) {
+    ugrid->Allocate(static_cast<vtkIdType>(n_points));
+    for (vtkIdType p = 0; p < static_cast<vtkIdType>(n_points); ++p)
+      ugrid->InsertNextCell(VTK_VERTEX, 1, &p);
+  } else {
+    ugrid->Allocate(static_cast<vtkIdType>(grid.n_cells()));
+    std::vector<vtkIdType> ids;
+    for (std::size_t c = 0; c < grid.n_cells(); ++c) {
+      ids.assign(grid.cell(c), grid.cell(c) + grid.cell_size(c));
+      for (vtkIdType v : ids) {
+        if (v < 0 || v >= static_cast<vtkIdType>(n_points))
+          throw std::invalid_argument("cannot write " + path.string() + ": cell " +
+                                      std::to_string(c) + " uses point " + std::to_string(v) +
+                                      " of " + std::to_string(n_points));
+      }
+      ugrid->InsertNextCell(static_cast<int>(grid.cell_types[c]),
+                            static_cast<vtkIdType>(ids.size()), ids.data());
+    }
+  }
   add_point_arrays(ugrid->GetPointData(), arrays);
 
   vtkNew<vtkXMLUnstructuredGridWriter> writer;

@@ -72,6 +72,7 @@ void write_mlp_model_yaml(const std::filesystem::path& path, const MlpShape& sha
       << "method" << YAML::Value << config.training.method << YAML::Key << "backend" << YAML::Value
       << backend << YAML::Key << "precision" << YAML::Value << config.compute.precision
       << YAML::EndMap;
+  out << YAML::Key << "problem" << YAML::Value << YAML::Literal << problem_section(config);
   out << YAML::Key << "weights" << YAML::Value << YAML::BeginSeq;
   std::size_t off = 0;
   for (std::size_t l = 1; l < s.size(); ++l) {

@@ -6,6 +6,19 @@
 
 namespace rbfpde {
 
+std::string problem_section(const Config& config) {
+  const std::string dump = dump_config(config);
+  std::size_t begin = dump.find("\nproblem:");
+  if (begin == std::string::npos) return "";
+  ++begin;
+  // The section ends at the next top-level key (a line that starts with neither space nor '-').
+  std::size_t end = begin;
+  while ((end = dump.find('\n', end)) != std::string::npos && end + 1 < dump.size() &&
+         (dump[end + 1] == ' ' || dump[end + 1] == '-'))
+    ++end;
+  return dump.substr(begin, end == std::string::npos ? std::string::npos : end + 1 - begin);
+}
+
 template <class T>
 void write_model_yaml(const std::filesystem::path& path, const RbfParameters<T>& params,
                       const Config& config, const std::string& backend) {
@@ -23,6 +36,7 @@ void write_model_yaml(const std::filesystem::path& path, const RbfParameters<T>&
       << YAML::Key << "method" << YAML::Value << config.training.method << YAML::Key << "backend"
       << YAML::Value << backend << YAML::Key << "precision" << YAML::Value
       << config.compute.precision << YAML::EndMap;
+  out << YAML::Key << "problem" << YAML::Value << YAML::Literal << problem_section(config);
   out << YAML::Key << "centres" << YAML::Value << YAML::BeginSeq;
   for (int k = 0; k < params.neurons(); ++k) {
     out << YAML::Flow << YAML::BeginSeq;

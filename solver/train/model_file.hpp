@@ -15,6 +15,11 @@ template <class T>
 void write_model_yaml(const std::filesystem::path& path, const RbfParameters<T>& params,
                       const Config& config, const std::string& backend);
 
+// The `problem:` section of the resolved config (dump_config's text), which every model file
+// keeps under its key `problem` as a literal block, so that `rbfpde eval` knows the domain, f and
+// the exact solution of the model it evaluates.
+std::string problem_section(const Config& config);
+
 // Reads a model file (any model type): parses it and checks its format and `type`, throwing
 // InputError naming the file, position and key otherwise.
 YAML::Node load_model_file(const std::string& file, const std::string& type);

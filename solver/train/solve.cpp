@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "problems/expression_check.hpp"
 #include "solver/train/checkpoint.hpp"
 #include "solver/train/memory_check.hpp"
 #include "solver/train/model_file.hpp"
@@ -75,6 +76,9 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   }
 
   RunOutput output(config, problem, options);
+  // f, the boundary values and exact must be finite where the run evaluates them.
+  check_expressions_finite(config.problem, problem, ValidationSet(config, problem).points(),
+                           output.grid().points);
   // A starting model is read before anything is written, so a bad file costs nothing.
   RbfParameters<double> initial;
   if (!options.resume) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "problems/expression_check.hpp"
 #include "solver/train/checkpoint.hpp"
 #include "solver/train/mlp_model.hpp"
 #include "solver/train/mlp_trainer.hpp"
@@ -19,6 +20,9 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
     throw InputError(config.model.init_from_loc, "model.init.from",
                      "starting from a model file is not available for the MLP");
   RunOutput output(config, problem, options);
+  // f, the boundary values and exact must be finite where the run evaluates them.
+  check_expressions_finite(config.problem, problem, ValidationSet(config, problem).points(),
+                           output.grid().points);
   if (backend_name == "cuda" && !cuda_mlp_backend_built()) {
     output.note("note: this build has no CUDA MLP backend: training the MLP on the CPU");
     backend_name = "cpu";

@@ -13,6 +13,25 @@ namespace {
 using test::TestBall;
 using test::TestBox;
 
+// Every quad is counter-clockwise with edges h along x then h along y: VTK_QUAD order.
+void expect_quads_in_vtk_order(const EvaluationGrid& g, double hx, double hy) {
+  for (std::size_t c = 0; c < g.n_cells(); ++c) {
+    ASSERT_EQ(g.cell_types[c], CellType::quad);
+    const long long* v = g.cell(c);
+    auto x = [&](int k) { return g.points[2 * v[k]]; };
+    auto y = [&](int k) { return g.points[2 * v[k] + 1]; };
+    ASSERT_NEAR(x(1) - x(0), hx, 1e-12) << "cell " << c;
+    ASSERT_NEAR(y(1) - y(0), 0, 1e-12) << "cell " << c;
+    ASSERT_NEAR(x(2) - x(0), hx, 1e-12) << "cell " << c;
+    ASSERT_NEAR(y(2) - y(0), hy, 1e-12) << "cell " << c;
+    ASSERT_NEAR(x(3) - x(0), 0, 1e-12) << "cell " << c;
+    ASSERT_NEAR(y(3) - y(0), hy, 1e-12) << "cell " << c;
+  }
+}
+
+// Without VTK the grid is not clipped: the cells wholly inside are kept (with VTK,
+// clipped_grid_test.cpp checks the body-fitted grid).
+
 TEST(EvaluationGrid, UnitSquareKeepsTheWholeLattice) {
   const TestBox square({0, 0}, {1, 1});
   const EvaluationGrid grid = make_evaluation_grid(square, {101, 101});
@@ -33,6 +52,9 @@ TEST(EvaluationGrid, UnitSquareKeepsTheWholeLattice) {
   EXPECT_EQ(grid.cells[1], 1);
   EXPECT_EQ(grid.cells[2], 102);
   EXPECT_EQ(grid.cells[3], 101);
+  // A box is its own clip: the whole lattice of quads, whether VTK is built or not.
+  for (CellType t : grid.cell_types) ASSERT_EQ(t, CellType::quad);
+  expect_quads_in_vtk_order(grid, 0.01, 0.01);
 }
 
 TEST(EvaluationGrid, RectangleWithDifferentResolutionsPerAxis) {
@@ -48,22 +70,8 @@ TEST(EvaluationGrid, RectangleWithDifferentResolutionsPerAxis) {
   EXPECT_EQ(grid.points[2 * 5 + 1], 3.0);
 }
 
-// Every quad is counter-clockwise with edges h along x then h along y: VTK_QUAD order.
-void expect_quads_in_vtk_order(const EvaluationGrid& g, double hx, double hy) {
-  for (std::size_t c = 0; c < g.n_cells(); ++c) {
-    const long long* v = &g.cells[4 * c];
-    auto x = [&](int k) { return g.points[2 * v[k]]; };
-    auto y = [&](int k) { return g.points[2 * v[k] + 1]; };
-    ASSERT_NEAR(x(1) - x(0), hx, 1e-12) << "cell " << c;
-    ASSERT_NEAR(y(1) - y(0), 0, 1e-12) << "cell " << c;
-    ASSERT_NEAR(x(2) - x(0), hx, 1e-12) << "cell " << c;
-    ASSERT_NEAR(y(2) - y(0), hy, 1e-12) << "cell " << c;
-    ASSERT_NEAR(x(3) - x(0), 0, 1e-12) << "cell " << c;
-    ASSERT_NEAR(y(3) - y(0), hy, 1e-12) << "cell " << c;
-  }
-}
-
-TEST(EvaluationGrid, DiskKeepsInsideCellsAndOnlyUsedPoints) {
+TEST(EvaluationGrid, WithoutVtkDiskKeepsInsideCellsAndOnlyUsedPoints) {
+  if (vtk_available()) GTEST_SKIP() << "built with VTK: the grid is clipped";
   const TestBall disk({0.5, -0.25}, 2.0);
   const int n = 201;
   const EvaluationGrid grid = make_evaluation_grid(disk, {n, n});
@@ -120,7 +128,8 @@ TEST(EvaluationGrid, BoxHexahedraInVtkOrder) {
   const int offset[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
                             {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
   for (std::size_t c = 0; c < grid.n_cells(); ++c) {
-    const long long* v = &grid.cells[8 * c];
+    ASSERT_EQ(grid.cell_types[c], CellType::hexahedron);
+    const long long* v = grid.cell(c);
     for (int k = 0; k < 8; ++k)
       for (int a = 0; a < 3; ++a)
         ASSERT_NEAR(grid.points[3 * v[k] + a] - grid.points[3 * v[0] + a], offset[k][a] * h[a],
@@ -129,7 +138,8 @@ TEST(EvaluationGrid, BoxHexahedraInVtkOrder) {
   }
 }
 
-TEST(EvaluationGrid, BallDropsOutsideCells) {
+TEST(EvaluationGrid, WithoutVtkBallDropsOutsideCells) {
+  if (vtk_available()) GTEST_SKIP() << "built with VTK: the grid is clipped";
   const TestBall ball({0, 0, 0}, 1.0);
   const EvaluationGrid grid = make_evaluation_grid(ball, {21, 21, 21});
   const double h = 0.1;

@@ -25,7 +25,19 @@ class TestBox : public Domain {
       if (x[a] < lo_[a] || x[a] > hi_[a]) return false;
     return true;
   }
-  double distance_to_boundary(const double*) const override { return 0; }
+  double distance_to_boundary(const double* x) const override {
+    if (contains(x)) {
+      double d = INFINITY;
+      for (int a = 0; a < dim(); ++a) d = std::min({d, x[a] - lo_[a], hi_[a] - x[a]});
+      return d;
+    }
+    double d2 = 0;
+    for (int a = 0; a < dim(); ++a) {
+      const double out = std::max({lo_[a] - x[a], x[a] - hi_[a], 0.0});
+      d2 += out * out;
+    }
+    return std::sqrt(d2);
+  }
   void sample_interior(Rng&, std::size_t, double*) const override {}
   void sample_boundary(Rng&, std::size_t, double*, double*) const override {}
   void bounding_box(double* lo, double* hi) const override {
@@ -48,17 +60,90 @@ class TestBall : public Domain {
     for (int a = 0; a < dim(); ++a) d2 += (x[a] - c_[a]) * (x[a] - c_[a]);
     return d2 <= r_ * r_;
   }
-  double distance_to_boundary(const double*) const override { return 0; }
+  double distance_to_boundary(const double* x) const override {
+    double d2 = 0;
+    for (int a = 0; a < dim(); ++a) d2 += (x[a] - c_[a]) * (x[a] - c_[a]);
+    return std::abs(std::sqrt(d2) - r_);
+  }
   void sample_interior(Rng&, std::size_t, double*) const override {}
   void sample_boundary(Rng&, std::size_t, double*, double*) const override {}
   void bounding_box(double* lo, double* hi) const override {
     for (int a = 0; a < dim(); ++a) lo[a] = c_[a] - r_, hi[a] = c_[a] + r_;
   }
+  const std::vector<double>& centre() const { return c_; }
+  double radius() const { return r_; }
   double measure() const override { return 0; }
 
  private:
   std::vector<double> c_;
   double r_;
+};
+
+// A point-cloud domain: its geometry() is of type "points" with the given points; its inside
+// test is that of `shape` (the region the points sample).
+class TestCloud : public Domain {
+ public:
+  TestCloud(std::vector<double> points, std::size_t boundary_begin, const Domain& shape)
+      : points_(std::move(points)), boundary_begin_(boundary_begin), shape_(shape) {}
+  int dim() const override { return shape_.dim(); }
+  std::string type() const override { return "points"; }
+  bool contains(const double* x) const override { return shape_.contains(x); }
+  double distance_to_boundary(const double* x) const override {
+    return shape_.distance_to_boundary(x);
+  }
+  void sample_interior(Rng&, std::size_t, double*) const override {}
+  void sample_boundary(Rng&, std::size_t, double*, double*) const override {}
+  void bounding_box(double* lo, double* hi) const override { shape_.bounding_box(lo, hi); }
+  double measure() const override { return 0; }
+  DomainGeometry geometry() const override {
+    DomainGeometry g;
+    g.type = "points";
+    g.dim = dim();
+    g.points = points_;
+    g.boundary_begin = boundary_begin_;
+    g.normals.assign(points_.size() - boundary_begin_ * dim(), 0.0);
+    std::vector<double> lo(dim()), hi(dim());
+    bounding_box(lo.data(), hi.data());
+    g.lo = lo;
+    g.hi = hi;
+    return g;
+  }
+
+ private:
+  std::vector<double> points_;
+  std::size_t boundary_begin_;
+  const Domain& shape_;
+};
+
+// The L-shape [0, 2]² less (1, 2]², closed.
+class TestLShape : public Domain {
+ public:
+  int dim() const override { return 2; }
+  std::string type() const override { return "polygon"; }
+  bool contains(const double* x) const override {
+    const bool in_square = x[0] >= 0 && x[0] <= 2 && x[1] >= 0 && x[1] <= 2;
+    return in_square && !(x[0] > 1 && x[1] > 1);
+  }
+  double distance_to_boundary(const double* x) const override {
+    // Distance to the six edges.
+    const double e[6][4] = {{0, 0, 2, 0}, {2, 0, 2, 1}, {2, 1, 1, 1},
+                            {1, 1, 1, 2}, {1, 2, 0, 2}, {0, 2, 0, 0}};
+    double best = INFINITY;
+    for (const auto& s : e) {
+      const double dx = s[2] - s[0], dy = s[3] - s[1];
+      double t = ((x[0] - s[0]) * dx + (x[1] - s[1]) * dy) / (dx * dx + dy * dy);
+      t = std::clamp(t, 0.0, 1.0);
+      best = std::min(best, std::hypot(x[0] - s[0] - t * dx, x[1] - s[1] - t * dy));
+    }
+    return best;
+  }
+  void sample_interior(Rng&, std::size_t, double*) const override {}
+  void sample_boundary(Rng&, std::size_t, double*, double*) const override {}
+  void bounding_box(double* lo, double* hi) const override {
+    lo[0] = lo[1] = 0;
+    hi[0] = hi[1] = 2;
+  }
+  double measure() const override { return 3; }
 };
 
 // A fresh, empty directory under RBFPDE_TEST_TMP for one test.

@@ -1,12 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 #include "solver/output/output.hpp"
 #include "tests/output/test_support.hpp"
 
 #ifdef RBFPDE_HAVE_VTK
+#include <vtkCell.h>
 #include <vtkCellArray.h>
 #include <vtkCellType.h>
 #include <vtkDataArray.h>
@@ -77,14 +79,14 @@ void expect_grid_round_trip(const EvaluationGrid& grid, const std::filesystem::p
       ASSERT_EQ(x[a], expected) << "point " << p << " axis " << a;
     }
   }
-  const int corners = grid.dim == 2 ? 4 : 8;
+  // Cells of every type the clipped grid holds, each with its own type and point ids.
   for (std::size_t c = 0; c < grid.n_cells(); ++c) {
-    ASSERT_EQ(out->GetCellType(c), grid.dim == 2 ? VTK_QUAD : VTK_HEXAHEDRON);
+    ASSERT_EQ(out->GetCellType(c), static_cast<int>(grid.cell_types[c])) << "cell " << c;
     vtkIdType npts;
     const vtkIdType* ids;
     out->GetCellPoints(c, npts, ids);
-    ASSERT_EQ(npts, corners);
-    for (int v = 0; v < corners; ++v) ASSERT_EQ(ids[v], grid.cells[c * corners + v]);
+    ASSERT_EQ(npts, static_cast<vtkIdType>(grid.cell_size(c)));
+    for (vtkIdType v = 0; v < npts; ++v) ASSERT_EQ(ids[v], grid.cell(c)[v]);
   }
   expect_arrays_equal(out->GetPointData(), arrays, grid.n_points());
 }
@@ -94,6 +96,10 @@ TEST(VtkFiles, GridVtuRoundTripsExactly2D) {
   const test::TestBall disk({0.1, 0.2}, 0.9);
   const EvaluationGrid grid = make_evaluation_grid(disk, {41, 41});
   ASSERT_GT(grid.n_cells(), 900u);
+  // The clipped disk mixes interior quads with the cut cells.
+  std::set<CellType> types(grid.cell_types.begin(), grid.cell_types.end());
+  EXPECT_TRUE(types.count(CellType::quad));
+  EXPECT_TRUE(types.count(CellType::triangle));
   expect_grid_round_trip(grid, dir / "solution.vtu");
   EXPECT_EQ(directory_listing(dir), std::vector<std::string>{"solution.vtu"});
   // Binary appended, compressed: the XML header says so.
@@ -108,7 +114,30 @@ TEST(VtkFiles, GridVtuRoundTripsExactly3D) {
   const test::TestBall ball({0, 0, 0}, 1.0);
   const EvaluationGrid grid = make_evaluation_grid(ball, {11, 12, 13});
   ASSERT_GT(grid.n_cells(), 100u);
+  std::set<CellType> types(grid.cell_types.begin(), grid.cell_types.end());
+  EXPECT_TRUE(types.count(CellType::hexahedron));
+  EXPECT_GE(types.size(), 3u) << "no cut cells";
   expect_grid_round_trip(grid, dir / "snapshot_0001.vtu");
+}
+
+TEST(VtkFiles, GridWithoutCellsIsWrittenAsVertices) {
+  const auto dir = fresh_dir("vtu_vertices");
+  EvaluationGrid grid;
+  grid.dim = 3;
+  grid.points = {0, 0, 0, 1, 0, 0, 0.5, 0.25, 2};
+  const auto arrays = arrays_for(3);
+  write_grid_vtu(dir / "p.vtu", grid, arrays);
+  vtkNew<vtkXMLUnstructuredGridReader> reader;
+  reader->SetFileName((dir / "p.vtu").c_str());
+  reader->Update();
+  vtkUnstructuredGrid* out = reader->GetOutput();
+  ASSERT_EQ(out->GetNumberOfPoints(), 3);
+  ASSERT_EQ(out->GetNumberOfCells(), 3);
+  for (vtkIdType c = 0; c < 3; ++c) {
+    EXPECT_EQ(out->GetCellType(c), VTK_VERTEX);
+    EXPECT_EQ(out->GetCell(c)->GetPointId(0), c);
+  }
+  expect_arrays_equal(out->GetPointData(), arrays, 3);
 }
 
 TEST(VtkFiles, GridVtuReplacesExistingFile) {

@@ -1,0 +1,24 @@
+// Expressions that are not finite where they are used (e.g. f = "sqrt(x - 0.5)" on [0, 1]²) are
+// the input's error, found before training starts rather than as a loss that is NaN from the first
+// cycle. The check evaluates each expression at the points a run will evaluate it at.
+#pragma once
+
+#include <vector>
+
+#include "problems/problem.hpp"
+
+namespace rbfpde {
+
+// Throws InputError at the expression's key, naming its text and the first point where its value
+// is NaN or ±Inf:
+//   - f at `points`' interior points;
+//   - at `points`' boundary points, the value of the boundary entry that applies there (the first
+//     whose `where` holds, as Problem::boundary_entry chooses);
+//   - exact (when given) at the interior and boundary points and at `grid_points` (row-major,
+//     n × dim: the evaluation grid's points).
+// `spec` is the ProblemSpec `problem` was built from (for keys and locations).
+void check_expressions_finite(const ProblemSpec& spec, const Problem& problem,
+                              const CollocationBatch& points,
+                              const std::vector<double>& grid_points);
+
+}  // namespace rbfpde
