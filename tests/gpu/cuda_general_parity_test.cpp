@@ -62,8 +62,8 @@ void expect_same_loss(const LossParts& gpu, const LossParts& cpu, double tol) {
 template <class F>
 void for_each_case(F&& check) {
   for (const GeneralCase& c : kGeneralCases) {
-    SCOPED_TRACE(testing::Message() << "dim " << c.dim << ", space_dim " << c.space_dim << ", m "
-                                    << c.m);
+    SCOPED_TRACE(testing::Message()
+                 << "dim " << c.dim << ", space_dim " << c.space_dim << ", m " << c.m);
     check(c);
   }
 }

@@ -87,8 +87,7 @@ TEST(CudaGeneralSampler, SourceWritesEveryCoefficient) {
   const gpu::OperatorText op = general_operator();
   const std::string src = gpu::sampler_source(problem, op, true);
   for (const std::string& text : {op.f, op.a, op.b[0], op.b[1], op.c, op.boundary[0].alpha,
-                                  op.boundary[0].value, op.boundary[0].where,
-                                  op.boundary[1].value})
+                                  op.boundary[0].value, op.boundary[0].where, op.boundary[1].value})
     EXPECT_TRUE(contains(src, expression_to_c(text, 2))) << text;
   for (const char* store : {"a[i] = T(coef_a(", "b[(long long)i * 2 + 0] = T(coef_b_0(",
                             "b[(long long)i * 2 + 1] = T(coef_b_1(", "c[i] = T(coef_c(",

@@ -47,9 +47,15 @@ inline CollocationBatch general_batch(int dim, int space_dim, int n_int, int n_b
     }
     for (int j = 0; j < dim; ++j) b.normals[std::size_t(i) * dim + j] /= std::sqrt(norm);
     switch (i % 3) {
-      case 0: b.alpha.push_back(1), b.beta.push_back(0); break;
-      case 1: b.alpha.push_back(0), b.beta.push_back(1); break;
-      default: b.alpha.push_back(0.5 + u(rng)), b.beta.push_back(0.2 + 0.8 * u(rng)); break;
+      case 0:
+        b.alpha.push_back(1), b.beta.push_back(0);
+        break;
+      case 1:
+        b.alpha.push_back(0), b.beta.push_back(1);
+        break;
+      default:
+        b.alpha.push_back(0.5 + u(rng)), b.beta.push_back(0.2 + 0.8 * u(rng));
+        break;
     }
   }
   return b;
@@ -67,7 +73,8 @@ struct HostRows {
 };
 
 template <int D>
-HostRows host_rows_d(const CollocationBatch& batch, const RbfParameters<double>& p, double penalty) {
+HostRows host_rows_d(const CollocationBatch& batch, const RbfParameters<double>& p,
+                     double penalty) {
   HostRows h;
   h.dim = D;
   h.m = p.neurons();
@@ -85,7 +92,8 @@ HostRows host_rows_d(const CollocationBatch& batch, const RbfParameters<double>&
   for (int row = 0; row < n; ++row) {
     const bool interior = row < h.n_int;
     const int j = interior ? row : row - h.n_int;
-    const double* x = interior ? &batch.interior[std::size_t(j) * D] : &batch.boundary[std::size_t(j) * D];
+    const double* x =
+        interior ? &batch.interior[std::size_t(j) * D] : &batch.boundary[std::size_t(j) * D];
     const double scale = interior ? si : sb;
     double sum = 0;
     for (int k = 0; k < m; ++k) {
@@ -122,14 +130,18 @@ HostRows host_rows_d(const CollocationBatch& batch, const RbfParameters<double>&
 inline HostRows host_rows(const CollocationBatch& batch, const RbfParameters<double>& p,
                           double penalty) {
   switch (batch.dim) {
-    case 2: return host_rows_d<2>(batch, p, penalty);
-    case 3: return host_rows_d<3>(batch, p, penalty);
-    default: return host_rows_d<4>(batch, p, penalty);
+    case 2:
+      return host_rows_d<2>(batch, p, penalty);
+    case 3:
+      return host_rows_d<3>(batch, p, penalty);
+    default:
+      return host_rows_d<4>(batch, p, penalty);
   }
 }
 
 // Jᵀv for the host Jacobian (cols entries).
-inline std::vector<double> jacobian_transpose_times(const HostRows& h, const std::vector<double>& v) {
+inline std::vector<double> jacobian_transpose_times(const HostRows& h,
+                                                    const std::vector<double>& v) {
   const int cols = h.parameters();
   std::vector<double> out(cols, 0.0);
   for (int row = 0; row < h.rows(); ++row)

@@ -32,6 +32,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -762,7 +763,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   std::vector<double> graph_key(const typename RbfBackend<T>::GdcgCycle& c) const {
     auto ptr = [](const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); };
-    return with_coefficients({double(c.draw),
+    std::vector<double> key = {double(c.draw),
             double(c.draw ? c.seed : 0),
             double(pts_.n_int),
             double(pts_.n_bnd),
@@ -786,7 +787,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
             ptr(gram_a_.data()),
             ptr(gram_s_.data()),
             ptr(cg_ad_.data()),
-            ptr(slab_partials_.data())});
+            ptr(slab_partials_.data())};
+    return with_coefficients(std::move(key));
   }
 
   cudaGraphExec_t capture_cycle(const typename RbfBackend<T>::GdcgCycle& c,

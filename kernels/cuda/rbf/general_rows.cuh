@@ -21,7 +21,7 @@ struct RowCoefficients {
 // Row `row` (an existing row) of a batch whose first n_int rows are interior.
 template <class T, int D>
 __device__ __forceinline__ RowCoefficients<T, D> load_row_coefficients(const GeneralRows<T>& g,
-                                                                      int row, int n_int) {
+                                                                       int row, int n_int) {
   RowCoefficients<T, D> r;
   r.interior = row < n_int;
   if (r.interior) {
@@ -47,8 +47,8 @@ __device__ __forceinline__ int laplacian_dims(const GeneralRows<T>& g) {
 
 // The row's feature for the neuron of width a at difference diff = x − c, r² = |diff|².
 template <class T, int D>
-__device__ __forceinline__ T row_value(const RowCoefficients<T, D>& r, int ds, const T* diff,
-                                      T r2, T a) {
+__device__ __forceinline__ T row_value(const RowCoefficients<T, D>& r, int ds, const T* diff, T r2,
+                                       T a) {
   return r.interior ? operator_row_value<D>(diff, r2, a, ds, r.p0, r.v, r.p1)
                     : boundary_row_value<D>(diff, r2, a, r.v, r.p0, r.p1);
 }

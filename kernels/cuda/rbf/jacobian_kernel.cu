@@ -32,21 +32,23 @@ __global__ void __launch_bounds__(kJacobianThreads)
     c[j] = theta[m + k * D + j];
   }
   const T r2 = squared_distance<D>(xr, c, diff);
-  const T a = theta[m * (D + 1) + k];
-  const T w = theta[k];
-  const std::size_t ld = std::size_t(rows);
   if constexpr (G) {
     const RowCoefficients<T, D> coef = load_row_coefficients<T, D>(general, row, n_int);
-    const RowTerms<D, T> t = row_terms<T, D>(coef, laplacian_dims<D>(general), diff, r2, a);
+    const RowTerms<D, T> t =
+        row_terms<T, D>(coef, laplacian_dims<D>(general), diff, r2, theta[m * (D + 1) + k]);
+    const T w = theta[k];
+    const std::size_t ld = std::size_t(rows);
     jac[std::size_t(k) * ld + row] = scale * t.value;
     for (int j = 0; j < D; ++j)
       jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * t.dc[j];
     jac[(std::size_t(m) * (D + 1) + k) * ld + row] = scale * w * t.da;
   } else {
-    const NeuronTerms<T> t = gaussian_terms<D>(r2, a);
+    const NeuronTerms<T> t = gaussian_terms<D>(r2, theta[m * (D + 1) + k]);
     const T val = interior ? t.lap : t.phi;
     const T dc = interior ? t.lap_dc : t.phi_dc;
     const T da = interior ? t.lap_da : t.phi_da;
+    const T w = theta[k];
+    const std::size_t ld = std::size_t(rows);
     jac[std::size_t(k) * ld + row] = scale * val;
     for (int j = 0; j < D; ++j)
       jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * dc * diff[j];

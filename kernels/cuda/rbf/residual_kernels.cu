@@ -213,19 +213,20 @@ __global__ void __launch_bounds__(kFeatureThreads)
   const T a = theta[m * (D + 1) + k];
   T diff[D];
   const T r2 = squared_distance<D>(xr, c, diff);
-  const bool interior = row < n_int;
-  const T scale = interior ? scale_interior : scale_boundary;
-  T value;
   if constexpr (G) {
     const RowCoefficients<T, D> coef = load_row_coefficients<T, D>(general, row, n_int);
-    value = row_value<T, D>(coef, laplacian_dims<D>(general), diff, r2, a);
+    const T value = row_value<T, D>(coef, laplacian_dims<D>(general), diff, r2, a);
+    const T scale = row < n_int ? scale_interior : scale_boundary;
+    features[std::size_t(k) * rows + row] = scale * value;
+    if (k == 0) scaled_target[row] = scale * target[row];
   } else {
     T phi, lap;
     gaussian_value_laplacian_from_inverse<D>(r2, T(1) / (a * a), phi, lap);
-    value = interior ? lap : phi;
+    const bool interior = row < n_int;
+    const T scale = interior ? scale_interior : scale_boundary;
+    features[std::size_t(k) * rows + row] = scale * (interior ? lap : phi);
+    if (k == 0) scaled_target[row] = scale * target[row];
   }
-  features[std::size_t(k) * rows + row] = scale * value;
-  if (k == 0) scaled_target[row] = scale * target[row];
 }
 
 // G: Δₛ over the first ds < D coordinates (operator_row_value with A = 1, B = 0, C = 0).
