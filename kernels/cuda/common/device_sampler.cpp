@@ -212,7 +212,9 @@ std::string domain_code(const Geometry& g) {
 std::string point_parameters(int dim) {
   return dim > 3 ? "double x, double y, double z, double t" : "double x, double y, double z";
 }
-std::string point_arguments(int dim) { return dim > 3 ? "p[0], p[1], p[2], p[3]" : "p[0], p[1], p[2]"; }
+std::string point_arguments(int dim) {
+  return dim > 3 ? "p[0], p[1], p[2], p[3]" : "p[0], p[1], p[2]";
+}
 
 std::string point_function(const std::string& name, const std::string& text, int dim) {
   return "__device__ double " + name + "(" + point_parameters(dim) + ") { return " +
@@ -220,8 +222,8 @@ std::string point_function(const std::string& name, const std::string& text, int
 }
 
 // A coefficient: its text, or the default when the text is empty.
-std::string coefficient_function(const std::string& name, const std::string& text,
-                                 double fallback, int dim) {
+std::string coefficient_function(const std::string& name, const std::string& text, double fallback,
+                                 int dim) {
   if (text.empty())
     return "__device__ double " + name + "(" + point_parameters(dim) + ") { return " +
            literal(fallback) + "; }\n";
@@ -364,10 +366,9 @@ std::string sampler_source(const Problem& problem, const OperatorText& op, bool 
   const std::string call = d > 3 ? "(x, y, z, t)" : "(x, y, z)";
   for (std::size_t i = 0; i < bcs.size(); ++i) {
     const std::string n = std::to_string(i);
-    const std::string take =
-        general ? "{ *alpha = bc_alpha_" + n + call + "; *beta = bc_beta_" + n + call +
-                      "; return bc_value_" + n + call + "; }"
-                : "return bc_value_" + n + call + ";";
+    const std::string take = general ? "{ *alpha = bc_alpha_" + n + call + "; *beta = bc_beta_" +
+                                           n + call + "; return bc_value_" + n + call + "; }"
+                                     : "return bc_value_" + n + call + ";";
     if (everywhere(bcs[i].where))
       s << "  " << take << "\n";
     else
@@ -483,7 +484,7 @@ void DeviceSampler::launch(Stream stream, const std::uint64_t* index, std::uint6
   SampledCoefficients coef = impl_->general ? *coefficients : SampledCoefficients{};
   const unsigned long long* index_arg = reinterpret_cast<const unsigned long long*>(index);
   unsigned long long seed_arg = seed;
-  void* args[] = {&index_arg, &seed_arg, &n_int,  &n_bnd,  &x,          &target,   &normals,
+  void* args[] = {&index_arg, &seed_arg, &n_int,  &n_bnd,  &x,      &target,     &normals,
                   &halt,      &step,     &coef.a, &coef.b, &coef.c, &coef.alpha, &coef.beta};
   CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(impl_->kernel),
                               dim3((rows + kSamplerThreads - 1) / kSamplerThreads),

@@ -32,7 +32,6 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -96,9 +95,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   explicit CudaRbfBackend(const BackendOptions& options)
       : penalty_(T(options.penalty)),
         min_width_(T(options.min_width)),
-        laplacian_dims_(options.laplacian_dims > 0 && options.laplacian_dims < D
-                            ? options.laplacian_dims
-                            : D) {
+        laplacian_dims_(
+            options.laplacian_dims > 0 && options.laplacian_dims < D ? options.laplacian_dims : D) {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     cudaDeviceProp prop{};
@@ -538,6 +536,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
  private:
   T inv_n() const { return T(1) / T(std::max(pts_.n_int, 1)); }
+  T lam_k() const { return penalty_ / T(std::max(pts_.n_bnd, 1)); }
 
   // The coefficients handed to every launcher: null for a Poisson/Dirichlet batch (the Poisson
   // kernels), else the device arrays (null where the batch's array is empty: its default).
@@ -558,8 +557,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   std::vector<double> coefficient_key() const {
     const gpu::GeneralRows<T>* g = general_rows();
     if (!g) return {0.0};
-    return {1.0,          double(space_dim_), ptr_key(g->a),    ptr_key(g->b),
-            ptr_key(g->c), ptr_key(g->alpha), ptr_key(g->beta), ptr_key(g->normals)};
+    return {1.0,           double(space_dim_), ptr_key(g->a),    ptr_key(g->b),
+            ptr_key(g->c), ptr_key(g->alpha),  ptr_key(g->beta), ptr_key(g->normals)};
   }
   std::vector<double> with_coefficients(std::vector<double> key) const {
     const std::vector<double> extra = coefficient_key();
@@ -593,7 +592,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
     download(host, buffer.data());
     out.assign(host.begin(), host.end());
   }
-  T lam_k() const { return penalty_ / T(std::max(pts_.n_bnd, 1)); }
 
   void invalidate_features() {
     features_valid_ = false;
@@ -762,8 +760,13 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   std::vector<double> graph_key(const typename RbfBackend<T>::GdcgCycle& c) const {
+    return with_coefficients(cycle_key(c));
+  }
+
+  // The shapes and buffers a captured cycle depends on.
+  std::vector<double> cycle_key(const typename RbfBackend<T>::GdcgCycle& c) const {
     auto ptr = [](const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); };
-    std::vector<double> key = {double(c.draw),
+    return {double(c.draw),
             double(c.draw ? c.seed : 0),
             double(pts_.n_int),
             double(pts_.n_bnd),
@@ -788,7 +791,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
             ptr(gram_s_.data()),
             ptr(cg_ad_.data()),
             ptr(slab_partials_.data())};
-    return with_coefficients(std::move(key));
   }
 
   cudaGraphExec_t capture_cycle(const typename RbfBackend<T>::GdcgCycle& c,

@@ -25,8 +25,8 @@
 
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/rbf/general_rows.cuh"
-#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {
@@ -44,8 +44,8 @@ template <class T, int D, int EPT, bool G>
 __global__ void __launch_bounds__(kGramThreads)
     gram_partial_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
                         const T* __restrict__ theta, int m, T scale_interior, T scale_boundary,
-                        int rows_per_block, T* __restrict__ a_partials,
-                        T* __restrict__ s_partials, GeneralRows<T> general) {
+                        int rows_per_block, T* __restrict__ a_partials, T* __restrict__ s_partials,
+                        GeneralRows<T> general) {
   __shared__ T f[kGramRows][kGramMaxNeurons];
   __shared__ T st[kGramRows];
   __shared__ T s_c[kGramMaxNeurons * D], s_ia2[kGramMaxNeurons];
@@ -376,14 +376,18 @@ void launch_gram(Stream stream, PointsView pts, const T* x, const T* target, con
   const int per = std::max(1, (rows + blocks - 1) / blocks);
   const bool wide = m * m > 16 * kGramThreads;
   const GeneralRows<T> g = general ? *general : GeneralRows<T>{};
-#define RBFPDE_GRAM(EPT, G)                                                                  \
-  gram_partial_kernel<T, D, EPT, G><<<blocks, kGramThreads, 0, stream>>>(                    \
-      pts.n_int, rows, x, target, theta, m, scale_interior, scale_boundary, per, a_partials, \
-      s_partials, g)
-  if (!wide && !general) RBFPDE_GRAM(16, false);
-  else if (!general) RBFPDE_GRAM(64, false);
-  else if (!wide) RBFPDE_GRAM(16, true);
-  else RBFPDE_GRAM(64, true);
+#define RBFPDE_GRAM(EPT, G)                                                                       \
+  gram_partial_kernel<T, D, EPT, G>                                                               \
+      <<<blocks, kGramThreads, 0, stream>>>(pts.n_int, rows, x, target, theta, m, scale_interior, \
+                                            scale_boundary, per, a_partials, s_partials, g)
+  if (!wide && !general)
+    RBFPDE_GRAM(16, false);
+  else if (!general)
+    RBFPDE_GRAM(64, false);
+  else if (!wide)
+    RBFPDE_GRAM(16, true);
+  else
+    RBFPDE_GRAM(64, true);
 #undef RBFPDE_GRAM
   CUDA_CHECK_LAUNCH("gram_partial_kernel");
   const int entries = m * m + m;
@@ -435,9 +439,9 @@ void launch_cg_grid(Stream stream, const T* a, const T* s, T* w, T* ad_buffers, 
   CUDA_CHECK_LAUNCH("cg_grid_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T, D)                                                               \
-  template void launch_gram<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, \
-                                  T*, T*, T*, T*, const GeneralRows<T>*);
+#define RBFPDE_INSTANTIATE(T, D)                                                                   \
+  template void launch_gram<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, T*, \
+                                  T*, T*, T*, const GeneralRows<T>*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
 RBFPDE_INSTANTIATE(float, 4)

@@ -7,8 +7,9 @@
 // registers (register tiling: NB× less L2 traffic for the points and residuals), each thread keeps
 // NB·2(d+2) partial sums, reduced once per block (warp shuffles, then the warps in order: fixed
 // tree, no atomics). Block b alone reads and writes its neurons, so the step is applied in place.
-// Everything that depends on a alone is computed once per neuron (neuron_constants), not per pair. Optionally block 0
-// also finalises the loss from the residual kernel's per-block partials (saves a launch per cycle).
+// Everything that depends on a alone is computed once per neuron (neuron_constants), not per pair.
+// Optionally block 0 also finalises the loss from the residual kernel's per-block partials (saves a
+// launch per cycle).
 //   FLOPs counted per pair, as executed (an FMA as 2, CUDA's double exp 31 = 14 FMAs + 3; the
 //   per-neuron constants not counted): diff and r² 2d − 1 + d, t 1, exp 31, g (FMA) 2, Δφ 1,
 //   ∂φ/∂c and ∂Δφ/∂c 3, ∂φ/∂a 2, ∂Δφ/∂a 5, accumulation 2 + 2 + 1 + 2d
@@ -21,8 +22,8 @@
 //   and the step exactly as above.
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/rbf/general_rows.cuh"
-#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {
@@ -166,10 +167,14 @@ void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T*
   gradient_kernel<T, D, NB, G><<<(m + NB - 1) / NB, kGradientThreads, 0, stream>>>(           \
       pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k, grad, apply_step, learning_rate, \
       min_width, partials, blocks, penalty, scalars, g)
-  if (wide && !general) RBFPDE_GRADIENT(4, false);
-  else if (!general) RBFPDE_GRADIENT(1, false);
-  else if (wide) RBFPDE_GRADIENT(4, true);
-  else RBFPDE_GRADIENT(1, true);
+  if (wide && !general)
+    RBFPDE_GRADIENT(4, false);
+  else if (!general)
+    RBFPDE_GRADIENT(1, false);
+  else if (wide)
+    RBFPDE_GRADIENT(4, true);
+  else
+    RBFPDE_GRADIENT(1, true);
 #undef RBFPDE_GRADIENT
   CUDA_CHECK_LAUNCH("gradient_kernel");
 }

@@ -101,8 +101,7 @@ void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T*
                      int space_dim = 0);
 // ∇u at n points (n × D, row-major).
 template <class T, int D>
-void launch_evaluate_gradient(Stream stream, int n, const T* x, const T* theta, int m,
-                              T* gradient);
+void launch_evaluate_gradient(Stream stream, int n, const T* x, const T* theta, int m, T* gradient);
 
 // gradient_kernel.cu ---------------------------------------------------------------------------
 // ∂I/∂θ from the residuals res. Writes grad when non-null; when apply_step is true also applies

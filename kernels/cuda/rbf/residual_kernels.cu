@@ -16,8 +16,8 @@
 //   t (1), exp (31: CUDA's double exp is 14 FMAs + 3 other FP64 operations in its PTX; an
 //   FMA-only exp written here measured slower), (4t − 2d)·w/a² (FMA + MUL), the sum (FMA)
 //   → 2D: 2 + 3 + 1 + 31 + 3 + 2 = 42 FLOPs, 3D: 45. Per-neuron invariants are not counted.
-//   Bytes: n·(d+2)·sizeof(T) in and out plus the parameters per block: compute-bound (at m = 4096, n = 73728: 12.7 GFLOP, 0.37 ms
-//   at the 34 TFLOP/s FP64 vector peak).
+//   Bytes: n·(d+2)·sizeof(T) in and out plus the parameters per block: compute-bound (at m = 4096,
+//   n = 73728: 12.7 GFLOP, 0.37 ms at the 34 TFLOP/s FP64 vector peak).
 // Feature kernel: F' (n × m, column-major) scaled by √(1/N) (interior rows) or √(λ/K) (boundary
 //   rows), so that A = F'ᵀF' is ONE SYRK, and t' = scaled targets (s = F'ᵀt'); grid (⌈n/128⌉, m),
 //   one entry per thread so that every column store is coalesced. n·m Gaussians; writes
@@ -32,8 +32,8 @@
 
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/rbf/general_rows.cuh"
-#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {
@@ -250,7 +250,8 @@ __global__ void __launch_bounds__(kRowThreads)
         T diff[D], phi, lap;
         const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
         gaussian_value_laplacian<D>(r2, s_a[k], phi, lap);
-        if constexpr (G) lap = operator_row_value<D>(diff, r2, s_a[k], ds, T(1), (const T*)nullptr, T(0));
+        if constexpr (G)
+          lap = operator_row_value<D>(diff, r2, s_a[k], ds, T(1), (const T*)nullptr, T(0));
         su += s_w[k] * phi;
         sl += s_w[k] * lap;
       }
@@ -324,9 +325,8 @@ int residual_chunk(int rows, int m) {
 template <class T, int D, bool G>
 void launch_residual_kernel(bool small, dim3 grid, Stream stream, PointsView pts, const T* x,
                             const T* target, const T* theta, int m, int chunk, T* res,
-                            T* chunk_sums, double* partials, double penalty,
-                            DeviceScalars* scalars, unsigned* counter,
-                            const GeneralRows<T>& general) {
+                            T* chunk_sums, double* partials, double penalty, DeviceScalars* scalars,
+                            unsigned* counter, const GeneralRows<T>& general) {
   if (small)
     residual_kernel<T, D, 1, G><<<grid, kResThreads, 0, stream>>>(
         pts.n_int, pts.rows(), x, target, theta, m, chunk, res, chunk_sums, partials, penalty,
@@ -393,11 +393,11 @@ void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T*
   if (n == 0) return;
   const int blocks = (n + kRowThreads - 1) / kRowThreads;
   if (space_dim > 0 && space_dim < D)
-    evaluate_kernel<T, D, true><<<blocks, kRowThreads, 0, stream>>>(n, x, theta, m, u, laplacian,
-                                                                   space_dim);
+    evaluate_kernel<T, D, true>
+        <<<blocks, kRowThreads, 0, stream>>>(n, x, theta, m, u, laplacian, space_dim);
   else
-    evaluate_kernel<T, D, false><<<blocks, kRowThreads, 0, stream>>>(n, x, theta, m, u, laplacian,
-                                                                    D);
+    evaluate_kernel<T, D, false>
+        <<<blocks, kRowThreads, 0, stream>>>(n, x, theta, m, u, laplacian, D);
   CUDA_CHECK_LAUNCH("evaluate_kernel");
 }
 
@@ -405,18 +405,18 @@ template <class T, int D>
 void launch_evaluate_gradient(Stream stream, int n, const T* x, const T* theta, int m,
                               T* gradient) {
   if (n == 0) return;
-  evaluate_gradient_kernel<T, D><<<(n + kRowThreads - 1) / kRowThreads, kRowThreads, 0, stream>>>(
-      n, x, theta, m, gradient);
+  evaluate_gradient_kernel<T, D>
+      <<<(n + kRowThreads - 1) / kRowThreads, kRowThreads, 0, stream>>>(n, x, theta, m, gradient);
   CUDA_CHECK_LAUNCH("evaluate_gradient_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T, D)                                                                  \
-  template void launch_residuals<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T*, \
-                                       T*, double*, const LossFinalize*, unsigned*,               \
-                                       const GeneralRows<T>*);                                    \
+#define RBFPDE_INSTANTIATE(T, D)                                                                   \
+  template void launch_residuals<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T*,  \
+                                       T*, double*, const LossFinalize*, unsigned*,                \
+                                       const GeneralRows<T>*);                                     \
   template void launch_features<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, \
-                                      T*, T*, const GeneralRows<T>*);                             \
-  template void launch_evaluate<T, D>(Stream, int, const T*, const T*, int, T*, T*, int);         \
+                                      T*, T*, const GeneralRows<T>*);                              \
+  template void launch_evaluate<T, D>(Stream, int, const T*, const T*, int, T*, T*, int);          \
   template void launch_evaluate_gradient<T, D>(Stream, int, const T*, const T*, int, T*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
