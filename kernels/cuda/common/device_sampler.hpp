@@ -1,5 +1,6 @@
 // Collocation batches drawn on the device. For one Problem, a kernel is generated as CUDA source
-// (domain mapping, f, boundary values and `where` translated by expression_to_c) and compiled at
+// (domain mapping, f, boundary values and `where` translated by expression_to_c, and for a
+// general operator its coefficients a, b, c, α, β, see OperatorText) and compiled at
 // run time with NVRTC; it writes points, targets and normals straight into the backend's batch
 // buffers, so that no batch crosses the bus. No CUDA types here.
 //
