@@ -1,5 +1,6 @@
 // Collocation batches drawn on the device. For one Problem, a kernel is generated as CUDA source
-// (domain mapping, f, boundary values and `where` translated by expression_to_c) and compiled at
+// (domain mapping, f, boundary values and `where` translated by expression_to_c, and for a
+// general operator its coefficients a, b, c, α, β, see OperatorText) and compiled at
 // run time with NVRTC; it writes points, targets and normals straight into the backend's batch
 // buffers, so that no batch crosses the bus. No CUDA types here.
 //
@@ -13,14 +14,49 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/rbf/launchers.hpp"
 #include "problems/problem.hpp"
 
 namespace rbfpde::gpu {
 
+// What the sampler evaluates at the points it draws, as expression text (the config's syntax,
+// translated by expression_to_c): the interior row a·Δₛu + b·∇u + c·u = f and, per boundary entry
+// in order, α·u + β·∂u/∂n = value where `where` holds. An empty text means the default: a = 1,
+// b = 0 (b empty: all zero), c = 0, α = 1, β = 0, where = everywhere.
+struct OperatorText {
+  int space_dim = 0;  // coordinates of Δₛ; 0: all of them
+  std::string f;
+  std::string a, c;
+  std::vector<std::string> b;  // empty, or one per coordinate
+  struct Boundary {
+    std::string value, where;
+    std::string alpha, beta;
+  };
+  std::vector<Boundary> boundary;
+  // No coefficient given and Δ over every coordinate: the sampler writes points and targets only.
+  bool poisson_dirichlet(int dim) const;
+};
+
+// The operator text of `problem`: f and its Dirichlet entries.
+OperatorText operator_text(const Problem& problem);
+
 // The generated CUDA source (exposed for tests and for error messages).
 std::string sampler_source(const Problem& problem, bool double_precision);
+// The same for an explicit operator; its coefficient arrays are written unless
+// op.poisson_dirichlet(problem.dim()).
+std::string sampler_source(const Problem& problem, const OperatorText& op, bool double_precision);
+
+// Device arrays for the coefficients of a general batch (CollocationBatch's a, b, c over the
+// interior rows, alpha, beta over the boundary rows), of the launch's scalar type.
+struct SampledCoefficients {
+  void* a = nullptr;
+  void* b = nullptr;
+  void* c = nullptr;
+  void* alpha = nullptr;
+  void* beta = nullptr;
+};
 
 class DeviceSampler {
  public:
@@ -28,19 +64,27 @@ class DeviceSampler {
   // std::runtime_error (with NVRTC's log) when it cannot. Compiled images are cached per source
   // for the process's lifetime: a second backend for the same problem compiles nothing.
   DeviceSampler(const Problem& problem, bool double_precision);
+  DeviceSampler(const Problem& problem, const OperatorText& op, bool double_precision);
   ~DeviceSampler();
   DeviceSampler(const DeviceSampler&) = delete;
   DeviceSampler& operator=(const DeviceSampler&) = delete;
 
   int dim() const;
+  // True when the batches carry coefficients (the operator is not Poisson/Dirichlet): launch then
+  // needs `coefficients`, and every one of its five arrays is written in full.
+  bool general() const;
+  int space_dim() const;  // the coordinates of Δₛ (dim when the operator has no time)
   // x: (n_int + n_bnd) × dim row-major, interior rows first; target: [f (n_int) | p (n_bnd)];
   // normals: n_bnd × dim (unused when n_bnd is 0). Scalars are float or double as constructed.
   // index: device pointer. A point depends only on (seed, index, interior or boundary, its
   // position among those), not on n_int or n_bnd: launches with (n_int, 0) and (0, n_bnd) draw
   // the same points as one with (n_int, n_bnd), into separate buffers. halt (device, optional):
   // nothing is drawn when halt[0] < step (a training chunk that stopped before this step).
+  // coefficients: required when general(), ignored otherwise; a boundary point that no entry
+  // covers gets NaN target, α and β.
   void launch(Stream stream, const std::uint64_t* index, std::uint64_t seed, int n_int, int n_bnd,
-              void* x, void* target, void* normals, const int* halt = nullptr, int step = 0) const;
+              void* x, void* target, void* normals, const int* halt = nullptr, int step = 0,
+              const SampledCoefficients* coefficients = nullptr) const;
 
  private:
   struct Impl;

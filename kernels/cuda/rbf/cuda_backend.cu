@@ -19,6 +19,11 @@
 // memory are captured ONCE per (sizes, parameters, buffers) into a CUDA graph and replayed: one
 // launch and one synchronisation per cycle. The batch index reaches the sampler through a
 // pinned-memory copy node, so the graph is not re-instantiated per batch.
+//
+// General rows (a batch that is not Poisson/Dirichlet, see problems/problem.hpp): the batch's
+// non-empty coefficient arrays live on the device next to the points, and every launcher is handed
+// their GeneralRows, which selects the kernels' general instantiation; a Poisson/Dirichlet batch
+// hands none and runs the Poisson kernels. The dimension D is 2, 3 or 4 (3D and time).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -88,7 +93,10 @@ template <class T, int D>
 class CudaRbfBackend final : public RbfBackend<T> {
  public:
   explicit CudaRbfBackend(const BackendOptions& options)
-      : penalty_(T(options.penalty)), min_width_(T(options.min_width)) {
+      : penalty_(T(options.penalty)),
+        min_width_(T(options.min_width)),
+        laplacian_dims_(
+            options.laplacian_dims > 0 && options.laplacian_dims < D ? options.laplacian_dims : D) {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     cudaDeviceProp prop{};
@@ -178,6 +186,17 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const std::size_t n_int = batch.f.size(), n_bnd = batch.p.size();
     if (batch.interior.size() != n_int * D || batch.boundary.size() != n_bnd * D)
       throw std::invalid_argument("inconsistent batch sizes");
+    auto check = [](const std::vector<double>& v, std::size_t size, const char* what) {
+      if (!v.empty() && v.size() != size)
+        throw std::invalid_argument(std::string("inconsistent batch sizes: ") + what);
+    };
+    check(batch.a, n_int, "a");
+    check(batch.b, n_int * D, "b");
+    check(batch.c, n_int, "c");
+    check(batch.alpha, n_bnd, "alpha");
+    check(batch.beta, n_bnd, "beta");
+    if (batch.space_dim < 0 || batch.space_dim > D)
+      throw std::invalid_argument("batch space_dim out of range");
     prepare_batch_buffers(n_int, n_bnd);
     const std::size_t n = n_int + n_bnd;
     std::vector<T> x(n * D), target(n), normals(n_bnd * D, T(0));
@@ -190,6 +209,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     upload(x_.data(), x);
     upload(target_.data(), target);
     upload(normals_.data(), normals);
+    set_coefficients(batch);
     if (n > 0) CUDA_CHECK(cudaMemsetAsync(res_.data(), 0, n * sizeof(T), stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     host_batch_ = batch;
@@ -199,16 +219,21 @@ class CudaRbfBackend final : public RbfBackend<T> {
   bool draws_batches() const override { return sampler_ != nullptr; }
 
   void set_problem(const Problem& problem) override {
+    set_problem_operator(problem, gpu::operator_text(problem));
+  }
+
+  // set_problem with the operator given as text: the sampler writes its coefficients.
+  void set_problem_operator(const Problem& problem, const gpu::OperatorText& op) {
     if (problem.dim() != D) throw std::invalid_argument("problem of the wrong dimension");
     sampler_.reset();
     drop_graphs();
-    sampler_ = std::make_unique<gpu::DeviceSampler>(problem, sizeof(T) == sizeof(double));
+    sampler_ = std::make_unique<gpu::DeviceSampler>(problem, op, sizeof(T) == sizeof(double));
   }
 
   void draw_batch(std::uint64_t seed, std::uint64_t index, std::size_t n_interior,
                   std::size_t n_boundary) override {
     if (!sampler_) throw std::logic_error("draw_batch called before set_problem");
-    prepare_batch_buffers(n_interior, n_boundary);
+    prepare_draw(n_interior, n_boundary);
     // From pageable memory: staged before the call returns, so no synchronisation is needed
     // (the pinned index belongs to the graphs).
     const std::uint64_t host_index = index;
@@ -232,12 +257,20 @@ class CudaRbfBackend final : public RbfBackend<T> {
     b.f.assign(target.begin(), target.begin() + n_int);
     b.p.assign(target.begin() + n_int, target.end());
     b.normals.assign(normals.begin(), normals.end());
+    if (general_) {
+      b.space_dim = space_dim_ == D ? 0 : space_dim_;
+      download_coefficient(b.a, has_a_, coef_a_, n_int);
+      download_coefficient(b.b, has_b_, coef_b_, n_int * D);
+      download_coefficient(b.c, has_c_, coef_c_, n_int);
+      download_coefficient(b.alpha, has_alpha_, coef_alpha_, n_bnd);
+      download_coefficient(b.beta, has_beta_, coef_beta_, n_bnd);
+    }
     return b;
   }
 
   LossParts gdcg_cycle(const typename RbfBackend<T>::GdcgCycle& c) override {
     if (c.draw && !sampler_) throw std::logic_error("gdcg_cycle draws but set_problem was not called");
-    if (c.draw) prepare_batch_buffers(c.n_interior, c.n_boundary);
+    if (c.draw) prepare_draw(c.n_interior, c.n_boundary);
     if (m_ == 0 || pts_.rows() == 0 || (m_ > gpu::gram_max_neurons() && !gpu::cg_grid_supported(m_, sizeof(T))))
       return RbfBackend<T>::gdcg_cycle(c);
     prepare_solver_buffers();
@@ -272,7 +305,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     enqueue_residuals();
     grad_.resize(theta_.size());
     gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
-                               lam_k(), grad_.data(), false, T(0), min_width_);
+                               lam_k(), grad_.data(), false, T(0), min_width_, nullptr,
+                               general_rows());
     std::vector<T> g(grad_.size());
     download(g, grad_.data());
     grad.dim = D;
@@ -328,7 +362,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     qr_y_.resize(rows);
     gpu::launch_features<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
                                std::sqrt(inv_n()), std::sqrt(lam_k()), qr_features_.data(),
-                               qr_y_.data());
+                               qr_y_.data(), general_rows());
     factor_features_qr(qr_features_.data());
     apply_qt(qr_y_.data(), 1);
     CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, qr_a_.data(), rows, qr_y_.data()));
@@ -471,7 +505,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     eval_lap_.resize(n);
     upload(eval_x_.data(), x);
     gpu::launch_evaluate<T, D>(stream_, int(n), eval_x_.data(), theta_.data(), m_, eval_u_.data(),
-                               eval_lap_.data());
+                               eval_lap_.data(), laplacian_dims_);
     std::vector<T> hu(n), hl(n);
     download(hu, eval_u_.data());
     download(hl, eval_lap_.data());
@@ -481,9 +515,83 @@ class CudaRbfBackend final : public RbfBackend<T> {
     }
   }
 
+  void evaluate_gradient(const std::vector<double>& points,
+                         std::vector<double>& gradient) override {
+    const std::size_t n = points.size() / D;
+    gradient.assign(n * D, 0.0);
+    if (n == 0) return;
+    if (n > std::size_t(std::numeric_limits<int>::max() / 4))
+      throw std::invalid_argument("too many evaluation points for one CUDA call");
+    std::vector<T> x(n * D);
+    for (std::size_t i = 0; i < n * D; ++i) x[i] = T(points[i]);
+    eval_x_.resize(x.size());
+    eval_grad_.resize(n * D);
+    upload(eval_x_.data(), x);
+    gpu::launch_evaluate_gradient<T, D>(stream_, int(n), eval_x_.data(), theta_.data(), m_,
+                                        eval_grad_.data());
+    std::vector<T> g(n * D);
+    download(g, eval_grad_.data());
+    for (std::size_t i = 0; i < n * D; ++i) gradient[i] = double(g[i]);
+  }
+
  private:
   T inv_n() const { return T(1) / T(std::max(pts_.n_int, 1)); }
   T lam_k() const { return penalty_ / T(std::max(pts_.n_bnd, 1)); }
+
+  // The coefficients handed to every launcher: null for a Poisson/Dirichlet batch (the Poisson
+  // kernels), else the device arrays (null where the batch's array is empty: its default).
+  const gpu::GeneralRows<T>* general_rows() const {
+    if (!general_) return nullptr;
+    general_rows_.a = has_a_ ? coef_a_.data() : nullptr;
+    general_rows_.b = has_b_ ? coef_b_.data() : nullptr;
+    general_rows_.c = has_c_ ? coef_c_.data() : nullptr;
+    general_rows_.alpha = has_alpha_ ? coef_alpha_.data() : nullptr;
+    general_rows_.beta = has_beta_ ? coef_beta_.data() : nullptr;
+    general_rows_.normals = normals_.data();
+    general_rows_.space_dim = space_dim_;
+    return &general_rows_;
+  }
+
+  // What a captured graph's kernels depend on beyond the points: which instantiation (Poisson or
+  // general) and the coefficient arrays.
+  std::vector<double> coefficient_key() const {
+    const gpu::GeneralRows<T>* g = general_rows();
+    if (!g) return {0.0};
+    return {1.0,           double(space_dim_), ptr_key(g->a),    ptr_key(g->b),
+            ptr_key(g->c), ptr_key(g->alpha),  ptr_key(g->beta), ptr_key(g->normals)};
+  }
+  std::vector<double> with_coefficients(std::vector<double> key) const {
+    const std::vector<double> extra = coefficient_key();
+    key.insert(key.end(), extra.begin(), extra.end());
+    return key;
+  }
+
+  // Uploads the batch's non-empty coefficient arrays and selects the general rows unless the
+  // batch is Poisson/Dirichlet.
+  void set_coefficients(const CollocationBatch& batch) {
+    general_ = !batch.poisson_dirichlet();
+    space_dim_ = batch.laplacian_dims();
+    auto put = [&](DeviceBuffer<T>& buffer, const std::vector<double>& v) {
+      if (!general_ || v.empty()) return false;
+      buffer.resize(v.size());
+      upload(buffer.data(), std::vector<T>(v.begin(), v.end()));  // staged before it returns
+      return true;
+    };
+    has_a_ = put(coef_a_, batch.a);
+    has_b_ = put(coef_b_, batch.b);
+    has_c_ = put(coef_c_, batch.c);
+    has_alpha_ = put(coef_alpha_, batch.alpha);
+    has_beta_ = put(coef_beta_, batch.beta);
+  }
+
+  void download_coefficient(std::vector<double>& out, bool present, const DeviceBuffer<T>& buffer,
+                            std::size_t size) const {
+    out.clear();
+    if (!present || size == 0) return;
+    std::vector<T> host(size);
+    download(host, buffer.data());
+    out.assign(host.begin(), host.end());
+  }
 
   void invalidate_features() {
     features_valid_ = false;
@@ -509,7 +617,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     loss.scalars = scalars_.data();
     gpu::launch_residuals<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
                                 res_.data(), chunk_sums_.data(), partials_.data(), &loss,
-                                residual_counter_.data());
+                                residual_counter_.data(), general_rows());
     res_stale_ = false;
   }
 
@@ -523,15 +631,38 @@ class CudaRbfBackend final : public RbfBackend<T> {
     for (int s = 0; s < steps; ++s) {
       enqueue_residuals();
       gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
-                                 lam_k(), nullptr, true, learning_rate, min_width_);
+                                 lam_k(), nullptr, true, learning_rate, min_width_, nullptr,
+                                 general_rows());
     }
     invalidate_features();
     res_stale_ = true;
   }
 
+  // Sizes the buffers of a drawn batch and takes the sampler's kind of rows (Poisson/Dirichlet, or
+  // general with every coefficient array written by the sampler).
+  void prepare_draw(std::size_t n_int, std::size_t n_bnd) {
+    prepare_batch_buffers(n_int, n_bnd);
+    general_ = sampler_->general();
+    space_dim_ = sampler_->space_dim();
+    has_a_ = has_b_ = has_c_ = has_alpha_ = has_beta_ = general_;
+    if (general_) {
+      coef_a_.resize(n_int);
+      coef_b_.resize(n_int * D);
+      coef_c_.resize(n_int);
+      coef_alpha_.resize(n_bnd);
+      coef_beta_.resize(n_bnd);
+    }
+  }
+
   void enqueue_draw(std::uint64_t seed) {
+    gpu::SampledCoefficients coefficients;
+    coefficients.a = coef_a_.data();
+    coefficients.b = coef_b_.data();
+    coefficients.c = coef_c_.data();
+    coefficients.alpha = coef_alpha_.data();
+    coefficients.beta = coef_beta_.data();
     sampler_->launch(stream_, batch_index_.data(), seed, pts_.n_int, pts_.n_bnd, x_.data(),
-                     target_.data(), normals_.data());
+                     target_.data(), normals_.data(), nullptr, 0, &coefficients);
     device_drawn_ = true;
     lm_prepared_ = false;
     invalidate_features();
@@ -629,6 +760,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   std::vector<double> graph_key(const typename RbfBackend<T>::GdcgCycle& c) const {
+    return with_coefficients(cycle_key(c));
+  }
+
+  // The shapes and buffers a captured cycle depends on.
+  std::vector<double> cycle_key(const typename RbfBackend<T>::GdcgCycle& c) const {
     auto ptr = [](const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); };
     return {double(c.draw),
             double(c.draw ? c.seed : 0),
@@ -682,7 +818,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // directly when capture is not possible. Ends with the device scalars in pinned memory and the
   // stream synchronised.
   template <class Enqueue>
-  void run_graph(const std::vector<double>& key, const Enqueue& enqueue) {
+  void run_graph(const std::vector<double>& operation_key, const Enqueue& enqueue) {
+    const std::vector<double> key = with_coefficients(operation_key);
     cudaGraphExec_t exec = graphs_.find(key);
     if (!exec && graphs_usable_) {
       CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -715,7 +852,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const T scale_interior = T(1) / std::sqrt(T(std::max(pts_.n_int, 1)));
     const T scale_boundary = std::sqrt(penalty_ / T(std::max(pts_.n_bnd, 1)));
     gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
-                               scale_interior, scale_boundary, jac_.data(), r_scaled_.data());
+                               scale_interior, scale_boundary, jac_.data(), r_scaled_.data(),
+                               general_rows());
   }
 
   // θ0 = θ: the state lm_reject returns to.
@@ -803,11 +941,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (m_ <= gpu::gram_max_neurons()) {
       gpu::launch_gram<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
                              scale_interior, scale_boundary, gram_a_.data(), gram_s_.data(),
-                             a_sys_.data(), s_.data());
+                             a_sys_.data(), s_.data(), general_rows());
     } else {
       gpu::launch_features<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
                                  scale_interior, scale_boundary, features_.data(),
-                                 scaled_target_.data());
+                                 scaled_target_.data(), general_rows());
       const T one = T(1), zero = T(0);
       if (n > 0) {
         CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, m_, &one, features_.data(), n,
@@ -917,12 +1055,18 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   T penalty_, min_width_;
+  int laplacian_dims_;  // of evaluate
   std::string device_name_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cusolverDnHandle_t cusolver_ = nullptr;
 
   CollocationBatch host_batch_;
+  bool general_ = false;  // the batch is not Poisson/Dirichlet
+  int space_dim_ = D;
+  bool has_a_ = false, has_b_ = false, has_c_ = false, has_alpha_ = false, has_beta_ = false;
+  mutable gpu::GeneralRows<T> general_rows_;
+  DeviceBuffer<T> coef_a_, coef_b_, coef_c_, coef_alpha_, coef_beta_;
   int m_ = 0;
   PointsView pts_;
   bool features_valid_ = false, system_valid_ = false, lm_prepared_ = false;
@@ -957,7 +1101,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   DeviceBuffer<T> jac_, r_scaled_, jtj_, jtr_, lm_a_, delta_;
   DeviceBuffer<T> qr_features_, qr_a_, qr_y_, qr_tau_, qr_norms_;  // solve_weights_qr
   DeviceBuffer<T> vp_c_, vp_diag_;  // vp_prepare: Qᵀ[J_ca | R], Marquardt's scaling
-  DeviceBuffer<T> eval_x_, eval_u_, eval_lap_;
+  DeviceBuffer<T> eval_x_, eval_u_, eval_lap_, eval_grad_;
 };
 
 }  // namespace
@@ -978,7 +1122,8 @@ std::unique_ptr<RbfBackend<T>> make_cuda_backend(const BackendOptions& options) 
     throw std::runtime_error("the CUDA backend was requested but no CUDA device is present");
   if (options.dim == 2) return std::make_unique<CudaRbfBackend<T, 2>>(options);
   if (options.dim == 3) return std::make_unique<CudaRbfBackend<T, 3>>(options);
-  throw std::invalid_argument("the CUDA backend supports 2 or 3 dimensions, got " +
+  if (options.dim == 4) return std::make_unique<CudaRbfBackend<T, 4>>(options);
+  throw std::invalid_argument("the CUDA backend supports 2, 3 or 4 dimensions, got " +
                               std::to_string(options.dim));
 }
 
@@ -988,11 +1133,34 @@ template <class T>
 Stream stream_of(RbfBackend<T>& backend) {
   if (auto* b = dynamic_cast<const CudaRbfBackend<T, 2>*>(&backend)) return b->stream();
   if (auto* b = dynamic_cast<const CudaRbfBackend<T, 3>*>(&backend)) return b->stream();
+  if (auto* b = dynamic_cast<const CudaRbfBackend<T, 4>*>(&backend)) return b->stream();
   throw std::invalid_argument("backend_stream: not a CUDA backend");
 }
 }  // namespace
 Stream backend_stream(RbfBackend<double>& backend) { return stream_of(backend); }
 Stream backend_stream(RbfBackend<float>& backend) { return stream_of(backend); }
+
+namespace {
+template <class T>
+void set_problem_operator_of(RbfBackend<T>& backend, const Problem& problem,
+                             const OperatorText& op) {
+  if (auto* b = dynamic_cast<CudaRbfBackend<T, 2>*>(&backend))
+    return b->set_problem_operator(problem, op);
+  if (auto* b = dynamic_cast<CudaRbfBackend<T, 3>*>(&backend))
+    return b->set_problem_operator(problem, op);
+  if (auto* b = dynamic_cast<CudaRbfBackend<T, 4>*>(&backend))
+    return b->set_problem_operator(problem, op);
+  throw std::invalid_argument("set_problem_operator: not a CUDA backend");
+}
+}  // namespace
+void set_problem_operator(RbfBackend<double>& backend, const Problem& problem,
+                          const OperatorText& op) {
+  set_problem_operator_of(backend, problem, op);
+}
+void set_problem_operator(RbfBackend<float>& backend, const Problem& problem,
+                          const OperatorText& op) {
+  set_problem_operator_of(backend, problem, op);
+}
 }  // namespace gpu
 
 template std::unique_ptr<RbfBackend<double>> make_cuda_backend<double>(const BackendOptions&);

@@ -7,7 +7,8 @@
 //   and threads k < m add Σ F'_rk t'_r to s. Partial A and s per block go to a scratch array;
 //   gram_reduce_kernel sums them in block order (deterministic, no atomics).
 //   napkin math at (m, n) = (64, 524): 33 k Gaussians + n·m² = 2.1 M FMAs + 16 × 32 KB of
-//   partials: a few µs, latency-bound.
+//   partials: a few µs, latency-bound. General rows (G = true): the features are formed by
+//   general_rows.cuh, the row's coefficients read per entry (from L1: 32 rows per chunk).
 // cg_small_kernel (m ≤ 128): one block of 8 threads per row (512 or 1024 threads), A held in
 //   registers (m/8 entries per thread), d, r, w in shared memory; (A d)_i by 8-lane shuffles.
 //   Per iteration 2m² + 10m FLOPs and 5 block barriers: ≈ 0.3 µs; 50 iterations ≈ 15 µs.
@@ -23,8 +24,9 @@
 #include <cfloat>
 
 #include "kernels/cuda/common/cuda_check.hpp"
-#include "kernels/cuda/rbf/rbf_reduce.cuh"
+#include "kernels/cuda/rbf/general_rows.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {
@@ -37,19 +39,20 @@ constexpr int kGramMaxNeurons = 128;
 constexpr int kGridCgThreads = 256;
 constexpr int kGridCgMaxNeurons = 6144;
 
-template <class T, int D, int EPT>
+// G: general rows; s_ia2 then holds the width a instead of 1/a².
+template <class T, int D, int EPT, bool G>
 __global__ void __launch_bounds__(kGramThreads)
     gram_partial_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
                         const T* __restrict__ theta, int m, T scale_interior, T scale_boundary,
-                        int rows_per_block, T* __restrict__ a_partials,
-                        T* __restrict__ s_partials) {
+                        int rows_per_block, T* __restrict__ a_partials, T* __restrict__ s_partials,
+                        GeneralRows<T> general) {
   __shared__ T f[kGramRows][kGramMaxNeurons];
   __shared__ T st[kGramRows];
   __shared__ T s_c[kGramMaxNeurons * D], s_ia2[kGramMaxNeurons];
   const int tid = threadIdx.x;
   for (int k = tid; k < m; k += kGramThreads) {
     const T a = theta[m * (D + 1) + k];
-    s_ia2[k] = T(1) / (a * a);
+    s_ia2[k] = G ? a : T(1) / (a * a);
     for (int j = 0; j < D; ++j) s_c[k * D + j] = theta[m + k * D + j];
   }
   T acc[EPT];
@@ -66,14 +69,23 @@ __global__ void __launch_bounds__(kGramThreads)
       const int row = c0 + p;
       T v = T(0);
       if (row < r1) {
-        T r2 = T(0);
-        for (int j = 0; j < D; ++j) {
-          const T dj = x[std::size_t(row) * D + j] - s_c[k * D + j];
-          r2 += dj * dj;
+        if constexpr (G) {
+          T xr[D], diff[D];
+          for (int j = 0; j < D; ++j) xr[j] = x[std::size_t(row) * D + j];
+          const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
+          const RowCoefficients<T, D> coef = load_row_coefficients<T, D>(general, row, n_int);
+          v = (row < n_int ? scale_interior : scale_boundary) *
+              row_value<T, D>(coef, laplacian_dims<D>(general), diff, r2, s_ia2[k]);
+        } else {
+          T r2 = T(0);
+          for (int j = 0; j < D; ++j) {
+            const T dj = x[std::size_t(row) * D + j] - s_c[k * D + j];
+            r2 += dj * dj;
+          }
+          T phi, lap;
+          gaussian_value_laplacian_from_inverse<D>(r2, s_ia2[k], phi, lap);
+          v = row < n_int ? scale_interior * lap : scale_boundary * phi;
         }
-        T phi, lap;
-        gaussian_value_laplacian_from_inverse<D>(r2, s_ia2[k], phi, lap);
-        v = row < n_int ? scale_interior * lap : scale_boundary * phi;
       }
       f[p][k] = v;
     }
@@ -355,21 +367,28 @@ int gram_blocks(int rows) {
 
 template <class T, int D>
 void launch_gram(Stream stream, PointsView pts, const T* x, const T* target, const T* theta, int m,
-                 T scale_interior, T scale_boundary, T* a_partials, T* s_partials, T* a, T* s) {
+                 T scale_interior, T scale_boundary, T* a_partials, T* s_partials, T* a, T* s,
+                 const GeneralRows<T>* general) {
   if (m > kGramMaxNeurons) throw std::logic_error("launch_gram: too many neurons");
   if (m == 0) return;
   const int rows = pts.rows();
   const int blocks = gram_blocks(rows);
   const int per = std::max(1, (rows + blocks - 1) / blocks);
-  if (m * m <= 16 * kGramThreads) {
-    gram_partial_kernel<T, D, 16><<<blocks, kGramThreads, 0, stream>>>(
-        pts.n_int, rows, x, target, theta, m, scale_interior, scale_boundary, per, a_partials,
-        s_partials);
-  } else {
-    gram_partial_kernel<T, D, 64><<<blocks, kGramThreads, 0, stream>>>(
-        pts.n_int, rows, x, target, theta, m, scale_interior, scale_boundary, per, a_partials,
-        s_partials);
-  }
+  const bool wide = m * m > 16 * kGramThreads;
+  const GeneralRows<T> g = general ? *general : GeneralRows<T>{};
+#define RBFPDE_GRAM(EPT, G)                                                                       \
+  gram_partial_kernel<T, D, EPT, G>                                                               \
+      <<<blocks, kGramThreads, 0, stream>>>(pts.n_int, rows, x, target, theta, m, scale_interior, \
+                                            scale_boundary, per, a_partials, s_partials, g)
+  if (!wide && !general)
+    RBFPDE_GRAM(16, false);
+  else if (!general)
+    RBFPDE_GRAM(64, false);
+  else if (!wide)
+    RBFPDE_GRAM(16, true);
+  else
+    RBFPDE_GRAM(64, true);
+#undef RBFPDE_GRAM
   CUDA_CHECK_LAUNCH("gram_partial_kernel");
   const int entries = m * m + m;
   gram_reduce_kernel<T><<<(entries + 255) / 256, 256, 0, stream>>>(m, blocks, a_partials,
@@ -420,13 +439,15 @@ void launch_cg_grid(Stream stream, const T* a, const T* s, T* w, T* ad_buffers, 
   CUDA_CHECK_LAUNCH("cg_grid_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T, D)                                                               \
-  template void launch_gram<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, \
-                                  T*, T*, T*, T*);
+#define RBFPDE_INSTANTIATE(T, D)                                                                   \
+  template void launch_gram<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, T*, \
+                                  T*, T*, T*, const GeneralRows<T>*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
+RBFPDE_INSTANTIATE(float, 4)
 RBFPDE_INSTANTIATE(double, 2)
 RBFPDE_INSTANTIATE(double, 3)
+RBFPDE_INSTANTIATE(double, 4)
 #undef RBFPDE_INSTANTIATE
 template void launch_cg_small<float>(Stream, const float*, const float*, float*, int, int, double,
                                      CgState*);

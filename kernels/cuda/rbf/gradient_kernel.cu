@@ -7,17 +7,23 @@
 // registers (register tiling: NB× less L2 traffic for the points and residuals), each thread keeps
 // NB·2(d+2) partial sums, reduced once per block (warp shuffles, then the warps in order: fixed
 // tree, no atomics). Block b alone reads and writes its neurons, so the step is applied in place.
-// Everything that depends on a alone is computed once per neuron (neuron_constants), not per pair. Optionally block 0
-// also finalises the loss from the residual kernel's per-block partials (saves a launch per cycle).
+// Everything that depends on a alone is computed once per neuron (neuron_constants), not per pair.
+// Optionally block 0 also finalises the loss from the residual kernel's per-block partials (saves a
+// launch per cycle).
 //   FLOPs counted per pair, as executed (an FMA as 2, CUDA's double exp 31 = 14 FMAs + 3; the
 //   per-neuron constants not counted): diff and r² 2d − 1 + d, t 1, exp 31, g (FMA) 2, Δφ 1,
 //   ∂φ/∂c and ∂Δφ/∂c 3, ∂φ/∂a 2, ∂Δφ/∂a 5, accumulation 2 + 2 + 1 + 2d
 //   → 2D: 5 + 1 + 31 + 2 + 1 + 3 + 2 + 5 + 9 = 59 FLOPs, 3D: 64. Reads
 //   n·(d+1)·sizeof(T) bytes per block from L2 (the batch, ≤ 2.4 MB at 73728 rows in 2D double,
 //   stays resident). At m = 4096, n = 73728: 18 GFLOP, ≈ 0.55 ms at the FP64 vector peak.
+// General rows (G = true): each row's coefficients are loaded once per row and serve the NB
+//   neurons; every pair's feature and derivatives come from general_rows.cuh (operator_row_terms
+//   or boundary_row_terms: a division and ≈ 30 + 8D FLOPs more than the Poisson pair), the sums
+//   and the step exactly as above.
 #include "kernels/cuda/common/cuda_check.hpp"
-#include "kernels/cuda/rbf/rbf_reduce.cuh"
+#include "kernels/cuda/rbf/general_rows.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {
@@ -26,12 +32,13 @@ namespace {
 constexpr int kGradientThreads = 256;
 constexpr int kGradientWarps = kGradientThreads / 32;
 
-template <class T, int D, int NB>
+template <class T, int D, int NB, bool G>
 __global__ void __launch_bounds__(kGradientThreads)
     gradient_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ res,
                     T* __restrict__ theta, int m, T inv_n, T lam_k, T* __restrict__ grad,
                     bool apply_step, T learning_rate, T min_width, const double* loss_partials,
-                    int loss_blocks, double penalty, DeviceScalars* scalars) {
+                    int loss_blocks, double penalty, DeviceScalars* scalars,
+                    GeneralRows<T> general) {
   constexpr int V = 2 * (D + 2);  // per neuron: interior (w, a, c[D]) then boundary (w, a, c[D])
   __shared__ T reduce[kGradientWarps][NB * V];
   __shared__ T totals[NB * V];
@@ -40,40 +47,63 @@ __global__ void __launch_bounds__(kGradientThreads)
     reduce_loss_partials(loss_partials, unsigned(loss_blocks), n_int, rows - n_int, penalty, scalars,
                          scratch);
   const int k0 = blockIdx.x * NB;
-  T c[NB][D], acc[NB][V];
+  T c[NB][D], acc[NB][V], width[NB];
   NeuronConstants<T> nk[NB];
 #pragma unroll
   for (int q = 0; q < NB; ++q) {
     const int k = min(k0 + q, m - 1);  // a padding neuron repeats the last one; never written
 #pragma unroll
     for (int j = 0; j < D; ++j) c[q][j] = theta[m + k * D + j];
-    nk[q] = neuron_constants<D>(theta[m * (D + 1) + k]);
+    width[q] = theta[m * (D + 1) + k];
+    nk[q] = neuron_constants<D>(width[q]);
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[q][v] = T(0);
   }
+  const int ds = laplacian_dims<D>(general);
   for (int row = threadIdx.x; row < rows; row += kGradientThreads) {
     T xr[D];
 #pragma unroll
     for (int j = 0; j < D; ++j) xr[j] = x[std::size_t(row) * D + j];
     const T r = res[row];
     const bool interior = row < n_int;
+    if constexpr (G) {
+      const RowCoefficients<T, D> coef = load_row_coefficients<T, D>(general, row, n_int);
 #pragma unroll
-    for (int q = 0; q < NB; ++q) {
-      T diff[D];
-      const T r2 = squared_distance<D>(xr, c[q], diff);
-      const NeuronTerms<T> t = gaussian_terms_from_constants<D>(r2, nk[q]);
-      if (interior) {
-        acc[q][0] += r * t.lap;
-        acc[q][1] += r * t.lap_da;
-        const T rdc = r * t.lap_dc;
+      for (int q = 0; q < NB; ++q) {
+        T diff[D];
+        const T r2 = squared_distance<D>(xr, c[q], diff);
+        const RowTerms<D, T> t = row_terms<T, D>(coef, ds, diff, r2, width[q]);
+        if (interior) {
+          acc[q][0] += r * t.value;
+          acc[q][1] += r * t.da;
 #pragma unroll
-        for (int j = 0; j < D; ++j) acc[q][2 + j] += rdc * diff[j];
-      } else {
-        acc[q][D + 2] += r * t.phi;
-        acc[q][D + 3] += r * t.phi_da;
-        const T rdc = r * t.phi_dc;
+          for (int j = 0; j < D; ++j) acc[q][2 + j] += r * t.dc[j];
+        } else {
+          acc[q][D + 2] += r * t.value;
+          acc[q][D + 3] += r * t.da;
 #pragma unroll
-        for (int j = 0; j < D; ++j) acc[q][D + 4 + j] += rdc * diff[j];
+          for (int j = 0; j < D; ++j) acc[q][D + 4 + j] += r * t.dc[j];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < NB; ++q) {
+        T diff[D];
+        const T r2 = squared_distance<D>(xr, c[q], diff);
+        const NeuronTerms<T> t = gaussian_terms_from_constants<D>(r2, nk[q]);
+        if (interior) {
+          acc[q][0] += r * t.lap;
+          acc[q][1] += r * t.lap_da;
+          const T rdc = r * t.lap_dc;
+#pragma unroll
+          for (int j = 0; j < D; ++j) acc[q][2 + j] += rdc * diff[j];
+        } else {
+          acc[q][D + 2] += r * t.phi;
+          acc[q][D + 3] += r * t.phi_da;
+          const T rdc = r * t.phi_dc;
+#pragma unroll
+          for (int j = 0; j < D; ++j) acc[q][D + 4 + j] += rdc * diff[j];
+        }
       }
     }
   }
@@ -125,31 +155,39 @@ constexpr int kWideMinNeurons = 1024;
 template <class T, int D>
 void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T* theta, int m,
                      T inv_n, T lam_k, T* grad, bool apply_step, T learning_rate, T min_width,
-                     const LossFinalize* loss) {
+                     const LossFinalize* loss, const GeneralRows<T>* general) {
   if (m == 0) return;
   const double* partials = loss ? loss->partials : nullptr;
   const int blocks = loss ? loss->blocks : 0;
   const double penalty = loss ? loss->penalty : 0.0;
   DeviceScalars* scalars = loss ? loss->scalars : nullptr;
-  if (m >= kWideMinNeurons) {
-    gradient_kernel<T, D, 4><<<(m + 3) / 4, kGradientThreads, 0, stream>>>(
-        pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k, grad, apply_step, learning_rate,
-        min_width, partials, blocks, penalty, scalars);
-  } else {
-    gradient_kernel<T, D, 1><<<m, kGradientThreads, 0, stream>>>(
-        pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k, grad, apply_step, learning_rate,
-        min_width, partials, blocks, penalty, scalars);
-  }
+  const bool wide = m >= kWideMinNeurons;
+  const GeneralRows<T> g = general ? *general : GeneralRows<T>{};
+#define RBFPDE_GRADIENT(NB, G)                                                                \
+  gradient_kernel<T, D, NB, G><<<(m + NB - 1) / NB, kGradientThreads, 0, stream>>>(           \
+      pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k, grad, apply_step, learning_rate, \
+      min_width, partials, blocks, penalty, scalars, g)
+  if (wide && !general)
+    RBFPDE_GRADIENT(4, false);
+  else if (!general)
+    RBFPDE_GRADIENT(1, false);
+  else if (wide)
+    RBFPDE_GRADIENT(4, true);
+  else
+    RBFPDE_GRADIENT(1, true);
+#undef RBFPDE_GRADIENT
   CUDA_CHECK_LAUNCH("gradient_kernel");
 }
 
 #define RBFPDE_INSTANTIATE(T, D)                                                                 \
   template void launch_gradient<T, D>(Stream, PointsView, const T*, const T*, T*, int, T, T, T*, \
-                                      bool, T, T, const LossFinalize*);
+                                      bool, T, T, const LossFinalize*, const GeneralRows<T>*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
+RBFPDE_INSTANTIATE(float, 4)
 RBFPDE_INSTANTIATE(double, 2)
 RBFPDE_INSTANTIATE(double, 3)
+RBFPDE_INSTANTIATE(double, 4)
 #undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::gpu

@@ -5,7 +5,9 @@
 // cuBLAS SYRK/GEMV).
 //   napkin math per call: n·m Gaussians with derivatives (≈ 50 FLOPs + exp) and n·m(d+2)·sizeof(T)
 //   bytes written: at m = 1024, n = 18432, d = 2, double: 0.6 GB, ≈ 0.2 ms at 3 TB/s (write-bound).
+// General rows (G = true): the row's value and derivatives from general_rows.cuh.
 #include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/rbf/general_rows.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
 #include "kernels/rbf_math.hpp"
 
@@ -14,11 +16,11 @@ namespace {
 
 constexpr int kJacobianThreads = 128;
 
-template <class T, int D>
+template <class T, int D, bool G>
 __global__ void __launch_bounds__(kJacobianThreads)
     jacobian_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ res,
                     const T* __restrict__ theta, int m, T scale_interior, T scale_boundary,
-                    T* __restrict__ jac, T* __restrict__ r_scaled) {
+                    T* __restrict__ jac, T* __restrict__ r_scaled, GeneralRows<T> general) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   const int k = blockIdx.y;
   if (row >= rows) return;
@@ -30,16 +32,28 @@ __global__ void __launch_bounds__(kJacobianThreads)
     c[j] = theta[m + k * D + j];
   }
   const T r2 = squared_distance<D>(xr, c, diff);
-  const NeuronTerms<T> t = gaussian_terms<D>(r2, theta[m * (D + 1) + k]);
-  const T val = interior ? t.lap : t.phi;
-  const T dc = interior ? t.lap_dc : t.phi_dc;
-  const T da = interior ? t.lap_da : t.phi_da;
-  const T w = theta[k];
-  const std::size_t ld = std::size_t(rows);
-  jac[std::size_t(k) * ld + row] = scale * val;
-  for (int j = 0; j < D; ++j)
-    jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * dc * diff[j];
-  jac[(std::size_t(m) * (D + 1) + k) * ld + row] = scale * w * da;
+  if constexpr (G) {
+    const RowCoefficients<T, D> coef = load_row_coefficients<T, D>(general, row, n_int);
+    const RowTerms<D, T> t =
+        row_terms<T, D>(coef, laplacian_dims<D>(general), diff, r2, theta[m * (D + 1) + k]);
+    const T w = theta[k];
+    const std::size_t ld = std::size_t(rows);
+    jac[std::size_t(k) * ld + row] = scale * t.value;
+    for (int j = 0; j < D; ++j)
+      jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * t.dc[j];
+    jac[(std::size_t(m) * (D + 1) + k) * ld + row] = scale * w * t.da;
+  } else {
+    const NeuronTerms<T> t = gaussian_terms<D>(r2, theta[m * (D + 1) + k]);
+    const T val = interior ? t.lap : t.phi;
+    const T dc = interior ? t.lap_dc : t.phi_dc;
+    const T da = interior ? t.lap_da : t.phi_da;
+    const T w = theta[k];
+    const std::size_t ld = std::size_t(rows);
+    jac[std::size_t(k) * ld + row] = scale * val;
+    for (int j = 0; j < D; ++j)
+      jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * dc * diff[j];
+    jac[(std::size_t(m) * (D + 1) + k) * ld + row] = scale * w * da;
+  }
   if (k == 0) r_scaled[row] = scale * res[row];
 }
 
@@ -47,21 +61,30 @@ __global__ void __launch_bounds__(kJacobianThreads)
 
 template <class T, int D>
 void launch_jacobian(Stream stream, PointsView pts, const T* x, const T* res, const T* theta, int m,
-                     T scale_interior, T scale_boundary, T* jacobian, T* r_scaled) {
+                     T scale_interior, T scale_boundary, T* jacobian, T* r_scaled,
+                     const GeneralRows<T>* general) {
   if (pts.rows() == 0 || m == 0) return;
   const dim3 grid((pts.rows() + kJacobianThreads - 1) / kJacobianThreads, m);
-  jacobian_kernel<T, D><<<grid, kJacobianThreads, 0, stream>>>(
-      pts.n_int, pts.rows(), x, res, theta, m, scale_interior, scale_boundary, jacobian, r_scaled);
+  if (general)
+    jacobian_kernel<T, D, true><<<grid, kJacobianThreads, 0, stream>>>(
+        pts.n_int, pts.rows(), x, res, theta, m, scale_interior, scale_boundary, jacobian, r_scaled,
+        *general);
+  else
+    jacobian_kernel<T, D, false><<<grid, kJacobianThreads, 0, stream>>>(
+        pts.n_int, pts.rows(), x, res, theta, m, scale_interior, scale_boundary, jacobian, r_scaled,
+        GeneralRows<T>{});
   CUDA_CHECK_LAUNCH("jacobian_kernel");
 }
 
 #define RBFPDE_INSTANTIATE(T, D)                                                                   \
   template void launch_jacobian<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, \
-                                      T*, T*);
+                                      T*, T*, const GeneralRows<T>*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
+RBFPDE_INSTANTIATE(float, 4)
 RBFPDE_INSTANTIATE(double, 2)
 RBFPDE_INSTANTIATE(double, 3)
+RBFPDE_INSTANTIATE(double, 4)
 #undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::gpu

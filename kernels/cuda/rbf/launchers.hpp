@@ -5,6 +5,10 @@
 //   target = [f (n_int) | p (n_bnd)],   res = [e | b] = (features · w) − target
 //   F      = features, column-major n × m (ld n): rows of M (Δφ) then rows of N (φ)
 //   J      = Jacobian of R = [e/√N ; √(λ/K) b], column-major n × m(D+2)
+// Rows are Poisson/Dirichlet (Δφ at interior rows, φ at boundary rows) unless a launcher is given
+// GeneralRows: then an interior row is A·Δₛφ + B·∇φ + C·φ and a boundary row α·φ + β·∂φ/∂n
+// (kernels/rbf_math.hpp's operator_row_* and boundary_row_*), computed by the same kernel
+// instantiated for general rows and selected at launch.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +18,10 @@ struct CUstream_st;
 namespace rbfpde {
 template <class T>
 class RbfBackend;
+class Problem;
+namespace gpu {
+struct OperatorText;
+}
 }
 
 namespace rbfpde::gpu {
@@ -24,6 +32,21 @@ struct PointsView {
   int n_int = 0;  // interior rows
   int n_bnd = 0;  // boundary rows
   int rows() const { return n_int + n_bnd; }
+};
+
+// The coefficients of general rows (CollocationBatch), device arrays indexed like the batch's:
+// a, b, c over the interior rows (b: n_int × D row-major), alpha, beta, normals over the boundary
+// rows (normals: n_bnd × D). A null array means its default everywhere: a = 1, b = 0, c = 0,
+// α = 1, β = 0. space_dim: the coordinates of Δₛ (the first space_dim; D when 0).
+template <class T>
+struct GeneralRows {
+  const T* a = nullptr;
+  const T* b = nullptr;
+  const T* c = nullptr;
+  const T* alpha = nullptr;
+  const T* beta = nullptr;
+  const T* normals = nullptr;
+  int space_dim = 0;
 };
 
 // Device-side scalars the host reads back in one copy after a fused step.
@@ -63,16 +86,22 @@ int residual_chunk_count(int rows, int m);
 template <class T, int D>
 void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
                       int m, T* res, T* chunk_sums, double* partials,
-                      const LossFinalize* loss = nullptr, unsigned* counter = nullptr);
+                      const LossFinalize* loss = nullptr, unsigned* counter = nullptr,
+                      const GeneralRows<T>* general = nullptr);
 // F' (n × m, column-major): Δφ_k at interior rows scaled by scale_interior, φ_k at boundary rows
 // scaled by scale_boundary; scaled_target likewise. With scales √(1/N), √(λ/K):
 // A = F'ᵀF', s = F'ᵀ scaled_target.
 template <class T, int D>
 void launch_features(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
-                     int m, T scale_interior, T scale_boundary, T* features, T* scaled_target);
-// u and Δu at n points.
+                     int m, T scale_interior, T scale_boundary, T* features, T* scaled_target,
+                     const GeneralRows<T>* general = nullptr);
+// u and Δₛu at n points, Δₛ over the first space_dim coordinates (D when 0 or D).
 template <class T, int D>
-void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T* u, T* laplacian);
+void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T* u, T* laplacian,
+                     int space_dim = 0);
+// ∇u at n points (n × D, row-major).
+template <class T, int D>
+void launch_evaluate_gradient(Stream stream, int n, const T* x, const T* theta, int m, T* gradient);
 
 // gradient_kernel.cu ---------------------------------------------------------------------------
 // ∂I/∂θ from the residuals res. Writes grad when non-null; when apply_step is true also applies
@@ -80,7 +109,7 @@ void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T*
 template <class T, int D>
 void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T* theta, int m,
                      T inv_n, T lam_k, T* grad, bool apply_step, T learning_rate, T min_width,
-                     const LossFinalize* loss = nullptr);
+                     const LossFinalize* loss = nullptr, const GeneralRows<T>* general = nullptr);
 
 // cycle_kernels.cu -----------------------------------------------------------------------------
 // A = MᵀM/N + λNᵀN/K (full, column-major) and s = Mᵀf/N + λNᵀp/K for m ≤ gram_max_neurons()
@@ -90,7 +119,8 @@ int gram_max_neurons();
 int gram_blocks(int rows);
 template <class T, int D>
 void launch_gram(Stream stream, PointsView pts, const T* x, const T* target, const T* theta, int m,
-                 T scale_interior, T scale_boundary, T* a_partials, T* s_partials, T* a, T* s);
+                 T scale_interior, T scale_boundary, T* a_partials, T* s_partials, T* a, T* s,
+                 const GeneralRows<T>* general = nullptr);
 // Whole CG in one block, A in registers: m ≤ 128.
 template <class T>
 void launch_cg_small(Stream stream, const T* a, const T* s, T* w, int m, int max_iterations,
@@ -105,7 +135,8 @@ void launch_cg_grid(Stream stream, const T* a, const T* s, T* w, T* ad_buffers, 
 // jacobian_kernel.cu ---------------------------------------------------------------------------
 template <class T, int D>
 void launch_jacobian(Stream stream, PointsView pts, const T* x, const T* res, const T* theta, int m,
-                     T scale_interior, T scale_boundary, T* jacobian, T* r_scaled);
+                     T scale_interior, T scale_boundary, T* jacobian, T* r_scaled,
+                     const GeneralRows<T>* general = nullptr);
 
 // solver_kernels.cu ----------------------------------------------------------------------------
 // Copies the lower triangle of a column-major m × m matrix into its upper triangle.
@@ -153,5 +184,13 @@ void launch_accept_weights(Stream stream, const T* solution, const int* info, T*
 // its calls with CUDA events; throws std::invalid_argument for any other backend.
 Stream backend_stream(RbfBackend<double>& backend);
 Stream backend_stream(RbfBackend<float>& backend);
+// set_problem with the operator and conditions given as text (common/device_sampler.hpp): the
+// batches a CUDA backend draws then carry the operator's coefficients. set_problem(problem) is
+// this with operator_text(problem). Throws std::invalid_argument for any other backend, and
+// std::runtime_error as set_problem when the sampler cannot be built.
+void set_problem_operator(RbfBackend<double>& backend, const Problem& problem,
+                          const OperatorText& op);
+void set_problem_operator(RbfBackend<float>& backend, const Problem& problem,
+                          const OperatorText& op);
 
 }  // namespace rbfpde::gpu

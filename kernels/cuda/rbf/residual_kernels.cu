@@ -16,18 +16,24 @@
 //   t (1), exp (31: CUDA's double exp is 14 FMAs + 3 other FP64 operations in its PTX; an
 //   FMA-only exp written here measured slower), (4t − 2d)·w/a² (FMA + MUL), the sum (FMA)
 //   → 2D: 2 + 3 + 1 + 31 + 3 + 2 = 42 FLOPs, 3D: 45. Per-neuron invariants are not counted.
-//   Bytes: n·(d+2)·sizeof(T) in and out plus the parameters per block: compute-bound (at m = 4096, n = 73728: 12.7 GFLOP, 0.37 ms
-//   at the 34 TFLOP/s FP64 vector peak).
+//   Bytes: n·(d+2)·sizeof(T) in and out plus the parameters per block: compute-bound (at m = 4096,
+//   n = 73728: 12.7 GFLOP, 0.37 ms at the 34 TFLOP/s FP64 vector peak).
 // Feature kernel: F' (n × m, column-major) scaled by √(1/N) (interior rows) or √(λ/K) (boundary
 //   rows), so that A = F'ᵀF' is ONE SYRK, and t' = scaled targets (s = F'ᵀt'); grid (⌈n/128⌉, m),
 //   one entry per thread so that every column store is coalesced. n·m Gaussians; writes
 //   n·m·sizeof(T) bytes (2.4 GB at 4096/73728 in double: ≈ 0.5 ms at 4.8 TB/s, write-bound).
-// Evaluate kernel: as the residual kernel, writing u and Δu.
+// Evaluate kernel: as the residual kernel, writing u and Δu (Δₛu when the Laplacian is over the
+//   first space_dim < D coordinates); the gradient kernel likewise writes ∇u.
+// General rows (GeneralRows given): the residual and feature kernels are instantiated with G =
+//   true, each row's coefficients loaded once into registers and every pair formed by
+//   general_rows.cuh (rbf_math's operator and boundary rows: a division and ≈ 10 + 4D more
+//   FLOPs per pair than the Poisson form above, which stays as it is).
 #include <algorithm>
 
 #include "kernels/cuda/common/cuda_check.hpp"
-#include "kernels/cuda/rbf/rbf_reduce.cuh"
+#include "kernels/cuda/rbf/general_rows.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/cuda/rbf/rbf_reduce.cuh"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde::gpu {
@@ -89,12 +95,13 @@ __device__ void write_block_partials(double se, double sb, double* partials, int
   if (scalars) finalize_in_last_block(partials, n_int, rows - n_int, penalty, scalars, counter, scratch);
 }
 
-template <class T, int D, int R>
+// G: general rows (general_rows.cuh); s_wia2 then holds the width a instead of w/a².
+template <class T, int D, int R, bool G>
 __global__ void __launch_bounds__(kResThreads)
     residual_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
                     const T* __restrict__ theta, int m, int chunk, T* __restrict__ res,
                     T* __restrict__ chunk_sums, double* __restrict__ partials, double penalty,
-                    DeviceScalars* scalars, unsigned* counter) {
+                    DeviceScalars* scalars, unsigned* counter, GeneralRows<T> general) {
   __shared__ T s_c[kResChunk * D], s_ia2[kResChunk], s_w[kResChunk], s_wia2[kResChunk];
   __shared__ double scratch[32];
   const int k0 = blockIdx.y * chunk;
@@ -105,13 +112,14 @@ __global__ void __launch_bounds__(kResThreads)
     const T w = theta[k0 + t];
     s_ia2[t] = ia2;
     s_w[t] = w;
-    s_wia2[t] = w * ia2;
+    s_wia2[t] = G ? a : w * ia2;
   }
   for (int t = threadIdx.x; t < count * D; t += blockDim.x) s_c[t] = theta[m + k0 * D + t];
   __syncthreads();
   int row[R];
   bool active[R], interior[R];
   T xr[R][D], sum[R];
+  RowCoefficients<T, D> coef[G ? R : 1];
 #pragma unroll
   for (int q = 0; q < R; ++q) {
     row[q] = blockIdx.x * (kResThreads * R) + q * kResThreads + threadIdx.x;
@@ -120,7 +128,11 @@ __global__ void __launch_bounds__(kResThreads)
     sum[q] = T(0);
 #pragma unroll
     for (int j = 0; j < D; ++j) xr[q][j] = active[q] ? x[std::size_t(row[q]) * D + j] : T(0);
+    if constexpr (G) {
+      if (active[q]) coef[q] = load_row_coefficients<T, D>(general, row[q], n_int);
+    }
   }
+  const int ds = laplacian_dims<D>(general);
   for (int k = 0; k < count; ++k) {
     T c[D];
 #pragma unroll
@@ -128,16 +140,22 @@ __global__ void __launch_bounds__(kResThreads)
     const T ia2 = s_ia2[k], w = s_w[k], wia2 = s_wia2[k];
 #pragma unroll
     for (int q = 0; q < R; ++q) {
-      T r2 = T(0);
+      if constexpr (G) {
+        T diff[D];
+        const T r2 = squared_distance<D>(xr[q], c, diff);
+        sum[q] += w * row_value<T, D>(coef[q], ds, diff, r2, wia2);
+      } else {
+        T r2 = T(0);
 #pragma unroll
-      for (int j = 0; j < D; ++j) {
-        const T dj = xr[q][j] - c[j];
-        r2 += dj * dj;
+        for (int j = 0; j < D; ++j) {
+          const T dj = xr[q][j] - c[j];
+          r2 += dj * dj;
+        }
+        const T t = r2 * ia2;
+        const T e = rbf_exp(-t);
+        const T coef_q = interior[q] ? wia2 * (T(4) * t - T(2 * D)) : w;
+        sum[q] += coef_q * e;
       }
-      const T t = r2 * ia2;
-      const T e = rbf_exp(-t);
-      const T coef = interior[q] ? wia2 * (T(4) * t - T(2 * D)) : w;
-      sum[q] += coef * e;
     }
   }
   if (gridDim.y > 1) {
@@ -178,11 +196,12 @@ __global__ void __launch_bounds__(kResTileRows)
   write_block_partials(se, sb, partials, n_int, rows, penalty, scalars, counter, scratch);
 }
 
-template <class T, int D>
+template <class T, int D, bool G>
 __global__ void __launch_bounds__(kFeatureThreads)
     feature_kernel(int n_int, int rows, const T* __restrict__ x, const T* __restrict__ target,
                    const T* __restrict__ theta, int m, T scale_interior, T scale_boundary,
-                   T* __restrict__ features, T* __restrict__ scaled_target) {
+                   T* __restrict__ features, T* __restrict__ scaled_target,
+                   GeneralRows<T> general) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   const int k = blockIdx.y;
   if (row >= rows) return;
@@ -192,19 +211,29 @@ __global__ void __launch_bounds__(kFeatureThreads)
     c[j] = theta[m + k * D + j];
   }
   const T a = theta[m * (D + 1) + k];
-  T diff[D], phi, lap;
+  T diff[D];
   const T r2 = squared_distance<D>(xr, c, diff);
-  gaussian_value_laplacian_from_inverse<D>(r2, T(1) / (a * a), phi, lap);
-  const bool interior = row < n_int;
-  const T scale = interior ? scale_interior : scale_boundary;
-  features[std::size_t(k) * rows + row] = scale * (interior ? lap : phi);
-  if (k == 0) scaled_target[row] = scale * target[row];
+  if constexpr (G) {
+    const RowCoefficients<T, D> coef = load_row_coefficients<T, D>(general, row, n_int);
+    const T value = row_value<T, D>(coef, laplacian_dims<D>(general), diff, r2, a);
+    const T scale = row < n_int ? scale_interior : scale_boundary;
+    features[std::size_t(k) * rows + row] = scale * value;
+    if (k == 0) scaled_target[row] = scale * target[row];
+  } else {
+    T phi, lap;
+    gaussian_value_laplacian_from_inverse<D>(r2, T(1) / (a * a), phi, lap);
+    const bool interior = row < n_int;
+    const T scale = interior ? scale_interior : scale_boundary;
+    features[std::size_t(k) * rows + row] = scale * (interior ? lap : phi);
+    if (k == 0) scaled_target[row] = scale * target[row];
+  }
 }
 
-template <class T, int D>
+// G: Δₛ over the first ds < D coordinates (operator_row_value with A = 1, B = 0, C = 0).
+template <class T, int D, bool G>
 __global__ void __launch_bounds__(kRowThreads)
     evaluate_kernel(int n, const T* __restrict__ x, const T* __restrict__ theta, int m,
-                    T* __restrict__ u, T* __restrict__ laplacian) {
+                    T* __restrict__ u, T* __restrict__ laplacian, int ds) {
   __shared__ T s_w[kNeuronTile], s_c[kNeuronTile * D], s_a[kNeuronTile];
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   const bool active = row < n;
@@ -221,6 +250,8 @@ __global__ void __launch_bounds__(kRowThreads)
         T diff[D], phi, lap;
         const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
         gaussian_value_laplacian<D>(r2, s_a[k], phi, lap);
+        if constexpr (G)
+          lap = operator_row_value<D>(diff, r2, s_a[k], ds, T(1), (const T*)nullptr, T(0));
         su += s_w[k] * phi;
         sl += s_w[k] * lap;
       }
@@ -230,6 +261,37 @@ __global__ void __launch_bounds__(kRowThreads)
     u[row] = su;
     laplacian[row] = sl;
   }
+}
+
+// ∇u = Σ w_k ∇φ_k (gaussian_gradient), one point per thread, neurons staged as in evaluate.
+template <class T, int D>
+__global__ void __launch_bounds__(kRowThreads)
+    evaluate_gradient_kernel(int n, const T* __restrict__ x, const T* __restrict__ theta, int m,
+                             T* __restrict__ gradient) {
+  __shared__ T s_w[kNeuronTile], s_c[kNeuronTile * D], s_a[kNeuronTile];
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool active = row < n;
+  T xr[D], g[D];
+  for (int j = 0; j < D; ++j) {
+    xr[j] = active ? x[std::size_t(row) * D + j] : T(0);
+    g[j] = T(0);
+  }
+  for (int k0 = 0; k0 < m; k0 += kNeuronTile) {
+    const int count = min(kNeuronTile, m - k0);
+    __syncthreads();
+    stage_neurons<T, D>(theta, m, k0, count, s_w, s_c, s_a);
+    __syncthreads();
+    if (active) {
+      for (int k = 0; k < count; ++k) {
+        T diff[D], gk[D];
+        const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
+        gaussian_gradient<D>(diff, r2, s_a[k], gk);
+        for (int j = 0; j < D; ++j) g[j] += s_w[k] * gk[j];
+      }
+    }
+  }
+  if (active)
+    for (int j = 0; j < D; ++j) gradient[std::size_t(row) * D + j] = g[j];
 }
 
 }  // namespace
@@ -260,10 +322,26 @@ int residual_chunk(int rows, int m) {
   return std::max(1, (m + chunks - 1) / chunks);
 }
 
+template <class T, int D, bool G>
+void launch_residual_kernel(bool small, dim3 grid, Stream stream, PointsView pts, const T* x,
+                            const T* target, const T* theta, int m, int chunk, T* res,
+                            T* chunk_sums, double* partials, double penalty, DeviceScalars* scalars,
+                            unsigned* counter, const GeneralRows<T>& general) {
+  if (small)
+    residual_kernel<T, D, 1, G><<<grid, kResThreads, 0, stream>>>(
+        pts.n_int, pts.rows(), x, target, theta, m, chunk, res, chunk_sums, partials, penalty,
+        scalars, counter, general);
+  else
+    residual_kernel<T, D, kResRowsPerThread, G><<<grid, kResThreads, 0, stream>>>(
+        pts.n_int, pts.rows(), x, target, theta, m, chunk, res, chunk_sums, partials, penalty,
+        scalars, counter, general);
+  CUDA_CHECK_LAUNCH("residual_kernel");
+}
+
 template <class T, int D>
 void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
                       int m, T* res, T* chunk_sums, double* partials, const LossFinalize* loss,
-                      unsigned* counter) {
+                      unsigned* counter, const GeneralRows<T>* general) {
   const int rows = pts.rows();
   const bool small = residual_small(rows, m);
   const int tiles = residual_tiles(rows, small ? 1 : kResRowsPerThread);
@@ -272,15 +350,13 @@ void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target
   DeviceScalars* scalars = loss ? loss->scalars : nullptr;
   const double penalty = loss ? loss->penalty : 0.0;
   DeviceScalars* direct = chunks > 1 ? nullptr : scalars;
-  if (small)
-    residual_kernel<T, D, 1><<<dim3(tiles, chunks), kResThreads, 0, stream>>>(
-        pts.n_int, rows, x, target, theta, m, chunk, res, chunk_sums, partials, penalty, direct,
-        counter);
+  const dim3 grid(tiles, chunks);
+  if (general)
+    launch_residual_kernel<T, D, true>(small, grid, stream, pts, x, target, theta, m, chunk, res,
+                                       chunk_sums, partials, penalty, direct, counter, *general);
   else
-    residual_kernel<T, D, kResRowsPerThread><<<dim3(tiles, chunks), kResThreads, 0, stream>>>(
-        pts.n_int, rows, x, target, theta, m, chunk, res, chunk_sums, partials, penalty, direct,
-        counter);
-  CUDA_CHECK_LAUNCH("residual_kernel");
+    launch_residual_kernel<T, D, false>(small, grid, stream, pts, x, target, theta, m, chunk, res,
+                                        chunk_sums, partials, penalty, direct, counter, {});
   if (chunks > 1) {
     const int combine_blocks = (rows + kResTileRows - 1) / kResTileRows;
     residual_combine_kernel<T><<<std::max(1, combine_blocks), kResTileRows, 0, stream>>>(
@@ -296,34 +372,58 @@ int residual_chunk_count(int rows, int m) {
 
 template <class T, int D>
 void launch_features(Stream stream, PointsView pts, const T* x, const T* target, const T* theta,
-                     int m, T scale_interior, T scale_boundary, T* features, T* scaled_target) {
+                     int m, T scale_interior, T scale_boundary, T* features, T* scaled_target,
+                     const GeneralRows<T>* general) {
   if (pts.rows() == 0 || m == 0) return;
   const dim3 grid((pts.rows() + kFeatureThreads - 1) / kFeatureThreads, m);
-  feature_kernel<T, D><<<grid, kFeatureThreads, 0, stream>>>(pts.n_int, pts.rows(), x, target,
-                                                             theta, m, scale_interior,
-                                                             scale_boundary, features,
-                                                             scaled_target);
+  if (general)
+    feature_kernel<T, D, true><<<grid, kFeatureThreads, 0, stream>>>(
+        pts.n_int, pts.rows(), x, target, theta, m, scale_interior, scale_boundary, features,
+        scaled_target, *general);
+  else
+    feature_kernel<T, D, false><<<grid, kFeatureThreads, 0, stream>>>(
+        pts.n_int, pts.rows(), x, target, theta, m, scale_interior, scale_boundary, features,
+        scaled_target, GeneralRows<T>{});
   CUDA_CHECK_LAUNCH("feature_kernel");
 }
 
 template <class T, int D>
-void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T* u, T* laplacian) {
+void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T* u, T* laplacian,
+                     int space_dim) {
   if (n == 0) return;
-  evaluate_kernel<T, D><<<(n + kRowThreads - 1) / kRowThreads, kRowThreads, 0, stream>>>(
-      n, x, theta, m, u, laplacian);
+  const int blocks = (n + kRowThreads - 1) / kRowThreads;
+  if (space_dim > 0 && space_dim < D)
+    evaluate_kernel<T, D, true>
+        <<<blocks, kRowThreads, 0, stream>>>(n, x, theta, m, u, laplacian, space_dim);
+  else
+    evaluate_kernel<T, D, false>
+        <<<blocks, kRowThreads, 0, stream>>>(n, x, theta, m, u, laplacian, D);
   CUDA_CHECK_LAUNCH("evaluate_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T, D)                                                                  \
-  template void launch_residuals<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T*, \
-                                       T*, double*, const LossFinalize*, unsigned*);              \
+template <class T, int D>
+void launch_evaluate_gradient(Stream stream, int n, const T* x, const T* theta, int m,
+                              T* gradient) {
+  if (n == 0) return;
+  evaluate_gradient_kernel<T, D>
+      <<<(n + kRowThreads - 1) / kRowThreads, kRowThreads, 0, stream>>>(n, x, theta, m, gradient);
+  CUDA_CHECK_LAUNCH("evaluate_gradient_kernel");
+}
+
+#define RBFPDE_INSTANTIATE(T, D)                                                                   \
+  template void launch_residuals<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T*,  \
+                                       T*, double*, const LossFinalize*, unsigned*,                \
+                                       const GeneralRows<T>*);                                     \
   template void launch_features<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, \
-                                      T*, T*);                                                    \
-  template void launch_evaluate<T, D>(Stream, int, const T*, const T*, int, T*, T*);
+                                      T*, T*, const GeneralRows<T>*);                              \
+  template void launch_evaluate<T, D>(Stream, int, const T*, const T*, int, T*, T*, int);          \
+  template void launch_evaluate_gradient<T, D>(Stream, int, const T*, const T*, int, T*);
 RBFPDE_INSTANTIATE(float, 2)
 RBFPDE_INSTANTIATE(float, 3)
+RBFPDE_INSTANTIATE(float, 4)
 RBFPDE_INSTANTIATE(double, 2)
 RBFPDE_INSTANTIATE(double, 3)
+RBFPDE_INSTANTIATE(double, 4)
 #undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::gpu
