@@ -56,7 +56,7 @@ TEST(ConfigDomains, NestedCompositeLoadsAndRoundTrips) {
   ASSERT_EQ(d.domains[1].domains.size(), 2u);
   EXPECT_EQ(d.domains[1].domains[0].radius, 0.1);
   EXPECT_EQ(d.domains[1].domains[1].vertices.size(), 3u);
-  EXPECT_EQ(d.domains[1].domains[1].loc.line, 10);
+  EXPECT_EQ(d.domains[1].domains[1].loc.line, 9);
 
   const std::string text = dump_config(c);
   const Config back = load_config(write_tmp("csg_nested_dump.yaml", text));
@@ -116,16 +116,16 @@ TEST(ConfigDomains, EachMistakeIsOneLocatedLine) {
       {"csg_no_domains", "{type: union}",
        "2:11: problem.domain: missing required key \"domains\""},
       {"csg_one_domain", "{type: intersection, domains: [{type: disk, centre: [0, 0], radius: 1}]}",
-       "2:40: problem.domain.domains: expected a sequence of at least 2 domains, found 1"},
+       "2:41: problem.domain.domains: expected a sequence of at least 2 domains, found 1"},
       {"csg_mixed_dims",
        "{type: union, domains: [{type: disk, centre: [0, 0], radius: 1}, "
        "{type: ball, centre: [0, 0, 0], radius: 1}]}",
-       "2:79: problem.domain.domains[1].type: expected a 2D domain (as "
+       "2:83: problem.domain.domains[1].type: expected a 2D domain (as "
        "problem.domain.domains[0]), found a ball (3D)"},
       {"csg_points_inside",
        "{type: union, domains: [{type: points, file: a.csv}, {type: disk, centre: [0, 0], "
        "radius: 1}]}",
-       "2:39: problem.domain.domains[0].type: expected one of rectangle, box, disk, ball, "
+       "2:42: problem.domain.domains[0].type: expected one of rectangle, box, disk, ball, "
        "polygon, union, difference, intersection, found \"points\""},
       {"csg_bad_key", "{type: difference, domain: []}",
        "2:30: problem.domain.domain: unknown key \"domain\" (did you mean \"domains\"?)"},
