@@ -10,11 +10,11 @@
 // primitive taken as inside at the first and outside at the second. The point bounds the result
 // when exactly one probe is inside and x itself is in the closed result (every primitive asked at
 // x, the proposing one counted as on the result's side); the result's outward normal is n when
-// x − h·n is the inside one, −n otherwise (a subtracted part's normal points into the hole). A piece of boundary that
-// two primitives share (coincident faces) belongs to the first of them in leaf order: a proposal
-// is dropped when an earlier primitive's boundary also passes through x, so the piece is not
-// drawn twice as often. The accepted points are uniform over the accepted set because the
-// proposals are uniform over the disjoint union of the primitives' boundaries.
+// x − h·n is the inside one, −n otherwise (a subtracted part's normal points into the hole). A
+// piece of boundary that two primitives share (coincident faces) belongs to the first of them in
+// leaf order: a proposal is dropped when an earlier primitive's boundary also passes through x, so
+// the piece is not drawn twice as often. The accepted points are uniform over the accepted set
+// because the proposals are uniform over the disjoint union of the primitives' boundaries.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -123,7 +123,8 @@ class Csg final : public Domain {
     tol_ = 1e-12 * std::sqrt(diag2);
     probe_ = 1e-9 * std::sqrt(diag2);
     cumulative_.push_back(0);
-    for (const Leaf& leaf : leaves_) cumulative_.push_back(cumulative_.back() + leaf.boundary_measure);
+    for (const Leaf& leaf : leaves_)
+      cumulative_.push_back(cumulative_.back() + leaf.boundary_measure);
 
     if (const std::optional<double> exact = exact_measure()) {
       measure_ = *exact;
@@ -213,8 +214,9 @@ class Csg final : public Domain {
     double s = part_signed_distance(0, x);
     for (std::size_t i = 1; i < parts_.size(); ++i) {
       const double t = part_signed_distance(i, x);
-      s = op_ == Op::Union ? std::min(s, t) : op_ == Op::Intersection ? std::max(s, t)
-                                                                        : std::max(s, -t);
+      s = op_ == Op::Union          ? std::min(s, t)
+          : op_ == Op::Intersection ? std::max(s, t)
+                                    : std::max(s, -t);
     }
     return s;
   }
@@ -252,8 +254,8 @@ class Csg final : public Domain {
   // One proposal of the boundary sampler (see the top of the file); true when kept.
   bool propose_boundary(Rng& rng, double* x, double* normal) const {
     const double t = uniform01(rng) * cumulative_.back();
-    std::size_t leaf = std::upper_bound(cumulative_.begin(), cumulative_.end(), t) -
-                       cumulative_.begin() - 1;
+    std::size_t leaf =
+        std::upper_bound(cumulative_.begin(), cumulative_.end(), t) - cumulative_.begin() - 1;
     leaf = std::min(leaf, leaves_.size() - 1);
     double n[3];
     leaves_[leaf].domain->sample_boundary(rng, 1, x, n);

@@ -102,8 +102,8 @@ class PointCloud final : public Domain {
     tol_ = 1e-12 * std::sqrt(diag2);
     for (int k = 0; k < dim_; ++k) {
       if (!(hi_[k] - lo_[k] > tol_)) {
-        throw std::invalid_argument(std::string("the points are flat: all share one ") +
-                                    "xyz"[k] + " coordinate");
+        throw std::invalid_argument(std::string("the points are flat: all share one ") + "xyz"[k] +
+                                    " coordinate");
       }
     }
     Rng rng(kMeasureSeed);

@@ -22,8 +22,8 @@
 #include <vtkDataArray.h>
 #include <vtkDataSet.h>
 #include <vtkPointData.h>
-#include <vtkPoints.h>
 #include <vtkPointSet.h>
+#include <vtkPoints.h>
 #include <vtkSmartPointer.h>
 #include <vtkXMLPolyDataReader.h>
 #include <vtkXMLUnstructuredGridReader.h>
@@ -134,11 +134,10 @@ PointCloudData read_csv(const std::string& path) {
     }
   }
   const int dim = column.count("z") || column.count("nz") ? 3 : 2;
-  const std::vector<std::string> coords = dim == 3 ? std::vector<std::string>{"x", "y", "z"}
-                                                   : std::vector<std::string>{"x", "y"};
-  const std::vector<std::string> normal_names = dim == 3
-                                                    ? std::vector<std::string>{"nx", "ny", "nz"}
-                                                    : std::vector<std::string>{"nx", "ny"};
+  const std::vector<std::string> coords =
+      dim == 3 ? std::vector<std::string>{"x", "y", "z"} : std::vector<std::string>{"x", "y"};
+  const std::vector<std::string> normal_names =
+      dim == 3 ? std::vector<std::string>{"nx", "ny", "nz"} : std::vector<std::string>{"nx", "ny"};
   std::vector<std::string> required = coords;
   required.push_back("boundary");
   required.insert(required.end(), normal_names.begin(), normal_names.end());
@@ -157,10 +156,9 @@ PointCloudData read_csv(const std::string& path) {
     if (t.empty() || t[0] == '#') continue;
     const std::vector<std::string> fields = split_commas(t);
     if (fields.size() != header.size()) {
-      throw std::invalid_argument(at_line(line_number) + "expected " +
-                                  std::to_string(header.size()) + " values (" +
-                                  std::to_string(dim) + "D, as the header), found " +
-                                  std::to_string(fields.size()));
+      throw std::invalid_argument(
+          at_line(line_number) + "expected " + std::to_string(header.size()) + " values (" +
+          std::to_string(dim) + "D, as the header), found " + std::to_string(fields.size()));
     }
     auto number = [&](const std::string& name) {
       double v = 0;
@@ -210,7 +208,8 @@ PointCloudData read_vtk(const std::string& path, const char* what) {
   const vtkIdType n = set->GetNumberOfPoints();
   vtkDataArray* flags = set->GetPointData()->GetArray("boundary");
   if (flags == nullptr) {
-    throw std::invalid_argument(path + ": expected a point array \"boundary\" (0 or 1), found none");
+    throw std::invalid_argument(path +
+                                ": expected a point array \"boundary\" (0 or 1), found none");
   }
   if (flags->GetNumberOfComponents() != 1) {
     throw std::invalid_argument(path + ": array \"boundary\": expected 1 component, found " +
@@ -231,8 +230,8 @@ PointCloudData read_vtk(const std::string& path, const char* what) {
   for (vtkIdType i = 0; i < n && dim == 2; ++i)
     if (set->GetPoint(i)[2] != 0) dim = 3;
   if (dim == 3 && nc == 2) {
-    throw std::invalid_argument(path +
-                                ": array \"Normals\": expected 3 components for 3D points, found 2");
+    throw std::invalid_argument(
+        path + ": array \"Normals\": expected 3 components for 3D points, found 2");
   }
   std::vector<double> interior, boundary, normals;
   for (vtkIdType i = 0; i < n; ++i) {

@@ -44,7 +44,9 @@ std::string sibling_key(const std::string& key, const std::string& name, std::si
   return key.substr(0, dot + 1) + name;
 }
 
-bool is_csg(const std::string& t) { return t == "union" || t == "difference" || t == "intersection"; }
+bool is_csg(const std::string& t) {
+  return t == "union" || t == "difference" || t == "intersection";
+}
 
 // The dimension a domain spec lives in: fixed by its type, by its first operand (composites) or
 // by its file (points). 0 when it cannot be told.

@@ -21,8 +21,9 @@ std::string with_domain(const std::string& domain) {
          "\n  equation: {f: \"1\"}\n  boundary:\n    - {type: dirichlet, value: \"0\"}\n";
 }
 
-const char* const kCloud = "x,y,boundary,nx,ny\n0.5,0.5,0,,\n0,0.5,1,-1,0\n1,0.5,1,1,0\n"
-                           "0.5,0,1,0,-1\n0.5,1,1,0,1\n";
+const char* const kCloud =
+    "x,y,boundary,nx,ny\n0.5,0.5,0,,\n0,0.5,1,-1,0\n1,0.5,1,1,0\n"
+    "0.5,0,1,0,-1\n0.5,1,1,0,1\n";
 
 void expect_same_domain(const DomainSpec& a, const DomainSpec& b) {
   EXPECT_EQ(a.type, b.type);
@@ -105,7 +106,7 @@ TEST(ConfigDomains, CloudFileIsRelativeToTheConfig) {
 
 struct BadDomain {
   const char* name;
-  std::string domain;  // written on line 2 after "  domain: "
+  std::string domain;    // written on line 2 after "  domain: "
   std::string expected;  // what() after "<path>:"
 };
 
@@ -113,8 +114,7 @@ TEST(ConfigDomains, EachMistakeIsOneLocatedLine) {
   write_tmp("bad_cloud.csv", "x,y,boundary,nx,ny\n0.5,0.5,0,,\n0,0.5,1,0,0\n");
   const std::string dir = std::filesystem::absolute(tmp_dir()).lexically_normal().string();
   const BadDomain cases[] = {
-      {"csg_no_domains", "{type: union}",
-       "2:11: problem.domain: missing required key \"domains\""},
+      {"csg_no_domains", "{type: union}", "2:11: problem.domain: missing required key \"domains\""},
       {"csg_one_domain", "{type: intersection, domains: [{type: disk, centre: [0, 0], radius: 1}]}",
        "2:41: problem.domain.domains: expected a sequence of at least 2 domains, found 1"},
       {"csg_mixed_dims",
@@ -139,7 +139,8 @@ TEST(ConfigDomains, EachMistakeIsOneLocatedLine) {
   };
   for (const BadDomain& c : cases) {
     SCOPED_TRACE(c.name);
-    const std::string path = write_tmp(std::string("bad_") + c.name + ".yaml", with_domain(c.domain));
+    const std::string path =
+        write_tmp(std::string("bad_") + c.name + ".yaml", with_domain(c.domain));
     EXPECT_EQ(load_error(path), path + ":" + c.expected);
   }
 }
@@ -156,8 +157,9 @@ TEST(ConfigDomains, EmptyCompositeIsAnInputError) {
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ":2:11: problem.domain: the intersection is empty: the bounding boxes of its "
-                     "domains do not overlap");
+              path +
+                  ":2:11: problem.domain: the intersection is empty: the bounding boxes of its "
+                  "domains do not overlap");
   }
 }
 

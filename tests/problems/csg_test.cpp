@@ -18,7 +18,8 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 constexpr std::size_t kBoundarySamples = 20000;
 
-std::vector<std::unique_ptr<Domain>> parts_of(std::unique_ptr<Domain> a, std::unique_ptr<Domain> b) {
+std::vector<std::unique_ptr<Domain>> parts_of(std::unique_ptr<Domain> a,
+                                              std::unique_ptr<Domain> b) {
   std::vector<std::unique_ptr<Domain>> parts;
   parts.push_back(std::move(a));
   parts.push_back(std::move(b));
@@ -68,8 +69,8 @@ void check_composite(const Domain& domain, const std::vector<Piece>& pieces) {
     const double* x = &bp[i * d];
     const double* nrm = &bn[i * d];
     ASSERT_LT(domain.distance_to_boundary(x), 1e-9) << domain.type() << " boundary sample " << i;
-    ASSERT_TRUE(domain.contains(x)) << "boundary sample " << i << " (" << x[0] << ", " << x[1]
-                                    << ")";
+    ASSERT_TRUE(domain.contains(x))
+        << "boundary sample " << i << " (" << x[0] << ", " << x[1] << ")";
     double len2 = 0;
     for (int k = 0; k < d; ++k) len2 += nrm[k] * nrm[k];
     ASSERT_NEAR(std::sqrt(len2), 1.0, 1e-12);
@@ -79,8 +80,8 @@ void check_composite(const Domain& domain, const std::vector<Piece>& pieces) {
     const bool smooth = std::abs(domain.distance_to_boundary(out) - h) < 1e-9 &&
                         std::abs(domain.distance_to_boundary(back) - h) < 1e-9;
     if (smooth) {
-      EXPECT_FALSE(domain.contains(out)) << "normal points inward at sample " << i << " ("
-                                         << x[0] << ", " << x[1] << ")";
+      EXPECT_FALSE(domain.contains(out))
+          << "normal points inward at sample " << i << " (" << x[0] << ", " << x[1] << ")";
       EXPECT_TRUE(domain.contains(back)) << "sample " << i;
     }
     int piece = -1;
@@ -145,17 +146,17 @@ TEST(Csg, HoleNormalsPointIntoTheHole) {
 
 TEST(Csg, BoxMinusBall) {
   const double r = 0.25;
-  const auto domain = make_csg("difference", parts_of(make_box({0, 0, 0}, {1, 1, 1}),
-                                                      make_ball({0.5, 0.5, 0.5}, r)));
+  const auto domain = make_csg(
+      "difference", parts_of(make_box({0, 0, 0}, {1, 1, 1}), make_ball({0.5, 0.5, 0.5}, r)));
   EXPECT_EQ(domain->dim(), 3);
   std::vector<Piece> pieces;
   pieces.push_back({"box", 6.0, [](const double* x) {
                       return std::min({x[0], x[1], x[2], 1 - x[0], 1 - x[1], 1 - x[2]}) < 1e-12;
                     }});
   pieces.push_back({"ball", 4 * kPi * r * r, [r](const double* x) {
-                      const double s = std::sqrt((x[0] - 0.5) * (x[0] - 0.5) +
-                                                 (x[1] - 0.5) * (x[1] - 0.5) +
-                                                 (x[2] - 0.5) * (x[2] - 0.5));
+                      const double s =
+                          std::sqrt((x[0] - 0.5) * (x[0] - 0.5) + (x[1] - 0.5) * (x[1] - 0.5) +
+                                    (x[2] - 0.5) * (x[2] - 0.5));
                       return std::abs(s - r) < 1e-9;
                     }});
   check_composite(*domain, pieces);
@@ -224,9 +225,8 @@ TEST(Csg, UnionWithSharedEdgeIsUniform) {
   const auto domain =
       make_csg("union", parts_of(make_box({0, 0}, {1, 1}), make_box({0, 0.5}, {1, 2})));
   std::vector<Piece> pieces;
-  pieces.push_back({"shared left", 0.5, [](const double* x) {
-                      return x[0] < 1e-12 && x[1] >= 0.5 && x[1] <= 1;
-                    }});
+  pieces.push_back({"shared left", 0.5,
+                    [](const double* x) { return x[0] < 1e-12 && x[1] >= 0.5 && x[1] <= 1; }});
   pieces.push_back({"shared right", 0.5, [](const double* x) {
                       return std::abs(x[0] - 1) < 1e-12 && x[1] >= 0.5 && x[1] <= 1;
                     }});
@@ -239,11 +239,13 @@ TEST(Csg, UnionWithSharedEdgeIsUniform) {
 
 // Nested: a square minus the union of two overlapping disks; the measure is a Monte-Carlo estimate.
 TEST(Csg, NestedDifferenceOfAUnion) {
-  const auto holes = make_csg("union", parts_of(make_ball({0.4, 0.5}, 0.2), make_ball({0.6, 0.5}, 0.2)));
+  const auto holes =
+      make_csg("union", parts_of(make_ball({0.4, 0.5}, 0.2), make_ball({0.6, 0.5}, 0.2)));
   const auto geometry = holes->geometry();
   std::vector<std::unique_ptr<Domain>> parts;
   parts.push_back(make_box({0, 0}, {1, 1}));
-  parts.push_back(make_csg("union", parts_of(make_ball({0.4, 0.5}, 0.2), make_ball({0.6, 0.5}, 0.2))));
+  parts.push_back(
+      make_csg("union", parts_of(make_ball({0.4, 0.5}, 0.2), make_ball({0.6, 0.5}, 0.2))));
   const auto domain = make_csg("difference", std::move(parts));
   const double a = std::acos(0.2 / (2 * 0.2));  // half-angle inside the other disk
   std::vector<Piece> pieces;

@@ -78,7 +78,8 @@ TEST(PointCloud, DiskCloudBehavesLikeTheDisk) {
   EXPECT_EQ(mismatches, 0) << checked;
   // Every given point is inside (the domain is closed; the disk is convex).
   const DomainGeometry g = cloud->geometry();
-  for (std::size_t i = 0; i < g.points.size() / 2; ++i) EXPECT_TRUE(cloud->contains(&g.points[2 * i]));
+  for (std::size_t i = 0; i < g.points.size() / 2; ++i)
+    EXPECT_TRUE(cloud->contains(&g.points[2 * i]));
   // Monte Carlo with 2¹⁶ draws in the box [−1, 1]²: 4 standard errors.
   const double p = kPi / 4;
   EXPECT_NEAR(cloud->measure(), kPi, 4 * 4 * std::sqrt(p * (1 - p) / 65536));
@@ -118,7 +119,8 @@ TEST(PointCloud, DrawsTheGivenPointsUniformly) {
     EXPECT_NEAR(bp[2 * i], bn[2 * i], 1e-14);
     EXPECT_NEAR(bp[2 * i + 1], bn[2 * i + 1], 1e-14);
     seen.insert(std::size_t(std::lround((std::atan2(bp[2 * i + 1], bp[2 * i]) + 2 * kPi) /
-                                        (2 * kPi / 600))) % 600);
+                                        (2 * kPi / 600))) %
+                600);
   }
   EXPECT_GT(seen.size(), 590u);  // 5000 draws of 600 points miss about 600·e^(−8.3) ≈ 0.15
 }
@@ -224,7 +226,8 @@ TEST(PointCloud, ReadsVtkPolyData) {
   EXPECT_EQ(data.normals, normals);
   EXPECT_EQ(data.points[4], 1.0);
   const std::string no_normals = tmp_file("square_no_normals.vtp", square_vtp(false));
-  EXPECT_EQ(read_error(no_normals), no_normals + ": expected a point array \"Normals\", found none");
+  EXPECT_EQ(read_error(no_normals),
+            no_normals + ": expected a point array \"Normals\", found none");
   const std::string garbage = tmp_file("garbage.vtp", "not xml at all\n");
   EXPECT_NE(read_error(garbage).find(garbage + ": expected a VTK XML PolyData"), std::string::npos);
 }

@@ -20,8 +20,8 @@ namespace {
 
 // The budget: 36 neurons, 400 + 100 points, 40 varpro iterations (about 2 s a run).
 const std::vector<std::string> kSmall = {"model.neurons=36", "training.points.interior=400",
-                                         "training.points.boundary=100",
-                                         "training.max_cycles=40", "compute.backend=cpu"};
+                                         "training.points.boundary=100", "training.max_cycles=40",
+                                         "compute.backend=cpu"};
 
 SolveResult solve_small(const std::string& name, int seed) {
   const std::string dir =
