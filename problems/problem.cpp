@@ -44,14 +44,30 @@ std::string sibling_key(const std::string& key, const std::string& name, std::si
   return key.substr(0, dot + 1) + name;
 }
 
-std::unique_ptr<Domain> build_domain(const DomainSpec& spec, int dim) {
+bool is_csg(const std::string& t) {
+  return t == "union" || t == "difference" || t == "intersection";
+}
+
+// The dimension a domain spec lives in: fixed by its type, by its first operand (composites) or
+// by its file (points). 0 when it cannot be told.
+int spec_dim(const DomainSpec& spec) {
+  const std::string& t = spec.type;
+  if (t == "rectangle" || t == "disk" || t == "polygon") return 2;
+  if (t == "box" || t == "ball") return 3;
+  if (is_csg(t)) return spec.domains.empty() ? 0 : spec_dim(spec.domains.front());
+  if (t == "points") return spec.cloud ? spec.cloud->dim : 0;
+  return 0;
+}
+
+std::unique_ptr<Domain> build_domain(const DomainSpec& spec, int dim, bool nested = false) {
   const std::string& t = spec.type;
   const bool is2d = t == "rectangle" || t == "disk" || t == "polygon";
   const bool is3d = t == "box" || t == "ball";
-  if (!is2d && !is3d) {
+  if (!is2d && !is3d && !is_csg(t) && t != "points") {
     throw InputError(spec.loc, spec.key + ".type",
                      "unknown domain type '" + t +
-                         "'; expected rectangle, disk, polygon (2D) or box, ball (3D)");
+                         "'; expected rectangle, disk, polygon (2D), box, ball (3D), union, "
+                         "difference, intersection or points");
   }
   if (dim != 2 && dim != 3) {
     throw InputError(spec.loc, spec.key, "dimension must be 2 or 3, found " + std::to_string(dim));
@@ -63,6 +79,29 @@ std::unique_ptr<Domain> build_domain(const DomainSpec& spec, int dim) {
   }
   const std::size_t d = static_cast<std::size_t>(dim);
   try {
+    if (t == "points") {
+      if (nested) throw std::invalid_argument("a point cloud cannot be part of a composite");
+      PointCloudData data = spec.cloud ? *spec.cloud : read_point_cloud(spec.file);
+      if (data.dim != dim) {
+        throw std::invalid_argument(spec.file + " holds " + std::to_string(data.dim) +
+                                    "D points but the problem is " + std::to_string(dim) + "D");
+      }
+      return make_point_cloud(std::move(data));
+    }
+    if (is_csg(t)) {
+      std::vector<std::unique_ptr<Domain>> parts;
+      for (const DomainSpec& part : spec.domains) {
+        const int part_dim = spec_dim(part);
+        if (part_dim != 0 && part_dim != dim) {
+          throw InputError(part.loc, part.key + ".type",
+                           "expected a " + std::to_string(dim) + "D domain (as " + spec.key +
+                               ".domains[0]), found a " + std::to_string(part_dim) + "D " +
+                               part.type);
+        }
+        parts.push_back(build_domain(part, dim, true));
+      }
+      return make_csg(t, std::move(parts));
+    }
     if (t == "rectangle" || t == "box") {
       if (spec.min.size() != d || spec.max.size() != d) {
         throw std::invalid_argument(
@@ -81,7 +120,7 @@ std::unique_ptr<Domain> build_domain(const DomainSpec& spec, int dim) {
     }
     return make_polygon(spec.vertices);
   } catch (const std::invalid_argument& e) {
-    throw InputError(spec.loc, spec.key, e.what());
+    throw InputError(spec.loc, t == "points" ? spec.key + ".file" : spec.key, e.what());
   }
 }
 

@@ -22,11 +22,16 @@ struct ExprSpec {
 };
 
 struct DomainSpec {
-  std::string type;  // rectangle | box | disk | ball | polygon
+  std::string type;  // rectangle | box | disk | ball | polygon | union | difference |
+                     // intersection | points
   std::vector<double> min, max;              // rectangle, box
   std::vector<double> centre;                // disk, ball
   double radius = 0;                         // disk, ball
   std::vector<std::array<double, 2>> vertices;  // polygon
+  std::vector<DomainSpec> domains;           // union | difference | intersection: the operands
+  std::string file;                          // points: the cloud's path (resolved by the config
+                                             // loader against the config file's directory)
+  std::shared_ptr<const PointCloudData> cloud;  // points: the file's contents when already read
   std::string key = "problem.domain";
   SourceLoc loc;
 };

@@ -27,8 +27,9 @@ void emit_text(YAML::Emitter& out, const char* key, const std::string& text) {
   out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << text;
 }
 
-void emit_domain(YAML::Emitter& out, const DomainSpec& domain) {
-  out << YAML::Key << "domain" << YAML::Value << YAML::BeginMap;
+// A domain as a map; composites hold their parts under `domains`, in the same form.
+void emit_domain_map(YAML::Emitter& out, const DomainSpec& domain) {
+  out << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << domain.type;
   if (domain.type == "rectangle" || domain.type == "box") {
     out << YAML::Key << "min" << YAML::Value;
@@ -40,12 +41,25 @@ void emit_domain(YAML::Emitter& out, const DomainSpec& domain) {
     emit_numbers(out, domain.centre);
     out << YAML::Key << "radius" << YAML::Value;
     number(out, domain.radius);
+  } else if (domain.type == "points") {
+    // The path as resolved when the config was read (absolute), so that the dump reads the same
+    // file from wherever it is written.
+    emit_text(out, "file", domain.file);
+  } else if (!domain.domains.empty()) {
+    out << YAML::Key << "domains" << YAML::Value << YAML::BeginSeq;
+    for (const DomainSpec& part : domain.domains) emit_domain_map(out, part);
+    out << YAML::EndSeq;
   } else {
     out << YAML::Key << "vertices" << YAML::Value << YAML::BeginSeq;
     for (const auto& vertex : domain.vertices) emit_numbers(out, {vertex[0], vertex[1]});
     out << YAML::EndSeq;
   }
   out << YAML::EndMap;
+}
+
+void emit_domain(YAML::Emitter& out, const DomainSpec& domain) {
+  out << YAML::Key << "domain" << YAML::Value;
+  emit_domain_map(out, domain);
 }
 
 void emit_problem(YAML::Emitter& out, const ProblemSpec& problem) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <limits>
 #include <optional>
 #include <string>
@@ -38,19 +40,73 @@ std::string read_name(const Field& field) {
   return name;
 }
 
-// The dimension each domain type lives in, and the keys it takes besides `type`.
-int domain_dim(const std::string& type) { return type == "box" || type == "ball" ? 3 : 2; }
+bool is_composite(const std::string& type) {
+  return type == "union" || type == "difference" || type == "intersection";
+}
 
-DomainSpec read_domain(const Field& field) {
+// The dimension a domain lives in: fixed by its type, by its first part (composites, whose parts
+// all agree) or by its file (points).
+int domain_dim(const DomainSpec& domain) {
+  if (domain.type == "box" || domain.type == "ball") return 3;
+  if (is_composite(domain.type)) return domain_dim(domain.domains.front());
+  if (domain.type == "points") return domain.cloud->dim;
+  return 2;
+}
+
+std::string dimension_name(int dim) { return std::to_string(dim) + "D"; }
+
+// `base_dir` is the config file's directory (point-cloud files are relative to it); `nested` is
+// true for the parts of a composite.
+DomainSpec read_domain(const Field& field, const std::filesystem::path& base_dir, bool nested) {
   DomainSpec domain;
   domain.key = field.path();
   domain.loc = field.loc();
   // A misspelt key is a likelier mistake than a missing type: report it first.
   if (!field.child("type").present()) {
-    field.check_map({"type", "min", "max", "centre", "radius", "vertices"});
+    field.check_map({"type", "min", "max", "centre", "radius", "vertices", "domains", "file"});
   }
-  domain.type = read_choice(field.require("type"), {"rectangle", "box", "disk", "ball", "polygon"});
-  const int dim = domain_dim(domain.type);
+  std::vector<std::string> types = {"rectangle", "box", "disk", "ball", "polygon",
+                                    "union", "difference", "intersection"};
+  if (!nested) types.push_back("points");
+  domain.type = read_choice(field.require("type"), types);
+  if (is_composite(domain.type)) {
+    field.check_map({"type", "domains"});
+    const Field list = field.require("domains");
+    const std::vector<Field> items = list.entries("a sequence of at least 2 domains");
+    if (items.size() < 2) {
+      list.fail("expected a sequence of at least 2 domains, found " +
+                std::to_string(items.size()));
+    }
+    for (const Field& item : items) {
+      DomainSpec part = read_domain(item, base_dir, true);
+      if (!domain.domains.empty() && domain_dim(part) != domain_dim(domain.domains.front())) {
+        const int want = domain_dim(domain.domains.front());
+        item.child("type").fail("expected a " + dimension_name(want) + " domain (as " +
+                                domain.key + ".domains[0]), found a " + part.type + " (" +
+                                dimension_name(domain_dim(part)) + ")");
+      }
+      domain.domains.push_back(std::move(part));
+    }
+    return domain;
+  }
+  if (domain.type == "points") {
+    field.check_map({"type", "file"});
+    const Field file = field.require("file");
+    const std::filesystem::path given =
+        read_text(file, "the path of a point cloud (.csv, .vtp or .vtu)");
+    std::error_code ec;
+    const std::filesystem::path resolved =
+        std::filesystem::absolute(given.is_absolute() ? given : base_dir / given, ec)
+            .lexically_normal();
+    domain.file = resolved.string();
+    try {
+      domain.cloud = std::make_shared<const PointCloudData>(read_point_cloud(domain.file));
+    } catch (const std::invalid_argument& e) {
+      file.fail(e.what());
+    }
+    return domain;
+  }
+  const int dim = domain.type == "box" || domain.type == "ball" ? 3 : 2;
   const std::string why = "a " + domain.type + " is " + std::to_string(dim) + "D";
   if (domain.type == "rectangle" || domain.type == "box") {
     field.check_map({"type", "min", "max"});
@@ -103,11 +159,11 @@ BoundarySpec read_boundary_entry(const Field& field) {
   return entry;
 }
 
-ProblemSpec read_problem(const Field& field) {
+ProblemSpec read_problem(const Field& field, const std::filesystem::path& base_dir) {
   field.check_map({"domain", "equation", "boundary", "exact"});
   ProblemSpec problem;
-  problem.domain = read_domain(field.require("domain"));
-  problem.dim = domain_dim(problem.domain.type);
+  problem.domain = read_domain(field.require("domain"), base_dir, false);
+  problem.dim = domain_dim(problem.domain);
 
   const Field equation = field.require("equation");
   equation.check_map({"type", "f"});
@@ -365,7 +421,8 @@ Config config_from_tree(const YAML::Node& root, const Origin& origin,
   config.file = origin.file;
   config.name = default_name;
   if (const Field f = tree.child("name"); f.present()) config.name = read_name(f);
-  config.problem = read_problem(tree.require("problem"));
+  config.problem =
+      read_problem(tree.require("problem"), std::filesystem::path(origin.file).parent_path());
   config.model = read_model(tree.child("model"));
   const bool neurons_given = tree.child("model").present() && tree.child("model").child("neurons").present();
   config.training = read_training(tree.child("training"), config.model, neurons_given,

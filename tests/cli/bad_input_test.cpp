@@ -145,8 +145,30 @@ std::vector<BadInput> bad_inputs() {
                "problem.domain.vertices[1]"});
   c.push_back({"UnknownDomainType", with("type: rectangle", "type: triangle"), {},
                "error: c.yaml:4:11: problem.domain.type: expected one of rectangle, box, disk, "
-               "ball, polygon, found \"triangle\"",
+               "ball, polygon, union, difference, intersection, points, found \"triangle\"",
                "problem.domain.type"});
+  // --- composite and point-cloud domains
+  c.push_back({"CompositeWithoutDomains", with(kRectangle, "    type: union\n"), {},
+               "error: c.yaml:4:5: problem.domain: missing required key \"domains\"",
+               "problem.domain"});
+  c.push_back({"CompositeMixing2dAnd3d",
+               with(kRectangle,
+                    "    type: union\n    domains:\n      - {type: disk, centre: [0, 0], radius: "
+                    "1}\n      - {type: ball, centre: [0, 0, 0], radius: 1}\n"),
+               {},
+               "",
+               "problem.domain.domains[1].type",
+               {"expected a 2D domain", "found a ball (3D)"}});
+  c.push_back({"UnreadableCloudFile", with(kRectangle, "    type: points\n    file: missing.csv\n"),
+               {}, "", "problem.domain.file", {"missing.csv: cannot read file"}});
+  c.push_back({"EmptyIntersection",
+               with(kRectangle,
+                    "    type: intersection\n    domains:\n      - {type: disk, centre: [0, 0], "
+                    "radius: 1}\n      - {type: disk, centre: [5, 0], radius: 1}\n"),
+               {},
+               "",
+               "problem.domain",
+               {"the intersection is empty"}});
   // --- expressions
   c.push_back({"ExpressionSyntaxError",
                with("f: \"sin(pi*x)*sin(pi*y)\"", "f: \"sin(pi*x)*(sin(pi*y)\""), {},

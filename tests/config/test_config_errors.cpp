@@ -124,8 +124,8 @@ const BadConfig kBadConfigs[] = {
     {"bad_boundary_type", problem_with(kRect, kEquation, "{type: neumann, value: \"0\"}"),
      "5:14: problem.boundary[0].type: expected dirichlet, found \"neumann\""},
     {"bad_domain_type", problem_with("{type: square}", kEquation, kDirichlet),
-     "2:18: problem.domain.type: expected one of rectangle, box, disk, ball, polygon, found "
-     "\"square\""},
+     "2:18: problem.domain.type: expected one of rectangle, box, disk, ball, polygon, union, "
+     "difference, intersection, points, found \"square\""},
     {"rectangle_with_3d_min",
      problem_with("{type: rectangle, min: [0, 0, 0], max: [1, 1]}", kEquation, kDirichlet),
      "2:34: problem.domain.min: expected 2 numbers (a rectangle is 2D), found 3"},

@@ -5,15 +5,19 @@
 // different index → a different batch; boundary points spread over the edges by length. For
 // every domain type (the shipped configs plus a ball and a rectangle with `where` entries). And
 // the fused gdcg cycle (a CUDA graph) against the CPU backend stepping through the same batch.
+// Composites (drawn by rejection on the device) are checked against the host's inside test and
+// signed distance, and by the share of their boundary pieces; point clouds draw given points.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/cuda/common/device_sampler.hpp"
 #include "solver/config/config.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -47,6 +51,36 @@ problem:
     - { type: dirichlet, value: "x*y - 2" }
 )yaml";
 
+const char* kUnionYaml = R"yaml(
+name: csg_union
+problem:
+  domain:
+    type: union
+    domains:
+      - { type: disk, centre: [0, 0], radius: 1 }
+      - { type: polygon, vertices: [[0.5, -0.5], [2, -0.5], [2, 0.5], [0.5, 0.5]] }
+  equation: { type: poisson, f: "x + y" }
+  boundary:
+    - { type: dirichlet, value: "x*y" }
+)yaml";
+
+const char* kIntersectionYaml = R"yaml(
+name: csg_intersection
+problem:
+  domain:
+    type: intersection
+    domains:
+      - { type: box, min: [0, 0, 0], max: [2, 2, 2] }
+      - type: difference
+        domains:
+          - { type: ball, centre: [1, 1, 0], radius: 1.2 }
+          - { type: ball, centre: [1, 1, 0.6], radius: 0.3 }
+  equation: { type: poisson, f: "x - z" }
+  boundary:
+    - { type: dirichlet, value: "x*y*z", where: "z > 0.5" }
+    - { type: dirichlet, value: "1" }
+)yaml";
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   std::vector<std::filesystem::path> files;
@@ -57,6 +91,8 @@ std::vector<Case> cases() {
   for (const auto& f : files) out.push_back({f.stem().string(), load_config(f.string())});
   out.push_back({"ball_where", load_config_text(kBallYaml, "ball_where.yaml")});
   out.push_back({"rectangle_where", load_config_text(kRectangleYaml, "rectangle_where.yaml")});
+  out.push_back({"csg_union", load_config_text(kUnionYaml, "csg_union.yaml")});
+  out.push_back({"csg_intersection", load_config_text(kIntersectionYaml, "csg_intersection.yaml")});
   return out;
 }
 
@@ -134,7 +170,8 @@ TEST(CudaDeviceSampler, BatchesMatchTheProblemOnEveryDomainDouble) {
     be->draw_batch(42, 3, n_int, n_bnd);
     check_batch(c.name, problem, be->batch(), n_int, n_bnd);
   }
-  for (const char* t : {"rectangle", "box", "disk", "ball", "polygon"})
+  for (const char* t : {"rectangle", "box", "disk", "ball", "polygon", "union", "difference",
+                        "intersection", "points"})
     EXPECT_NE(std::find(types.begin(), types.end(), t), types.end()) << "no case for " << t;
 }
 
@@ -278,6 +315,88 @@ TEST(CudaFusedCycle, MatchesCpuStepByStepDouble) {
 TEST(CudaFusedCycle, MatchesCpuStepByStepFloat) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
   for (int m : {37, 64, 129}) check_fused_cycle<float>(m, 1e-4);
+}
+
+// The square minus four disks (configs/square_holes_dirichlet.yaml): boundary points on the holes
+// in proportion to the holes' share of the boundary length, their normals towards the holes'
+// centres; interior points in a hole-free corner in proportion to its share of the area.
+TEST(CudaDeviceSampler, CompositeDrawsSpreadByMeasure) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  const Problem problem = Problem::build(
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/square_holes_dirichlet.yaml")
+          .problem);
+  const DomainGeometry g = problem.domain().geometry();
+  ASSERT_EQ(g.parts.size(), 5u);
+  const std::size_t n = 40000;
+  auto be = sampler_backend<double>(problem);
+  be->draw_batch(9, 4, n, n);
+  const CollocationBatch b = be->batch();
+  const double pi = 3.14159265358979323846;
+  const double holes = 4 * 2 * pi * 0.1, q = holes / (4 + holes);
+  double on_holes = 0;
+  int bad_normals = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const double* x = &b.boundary[2 * j];
+    const double* m = &b.normals[2 * j];
+    for (std::size_t h = 1; h < 5; ++h) {
+      const double cx = g.parts[h].centre[0], cy = g.parts[h].centre[1];
+      if (std::abs(std::hypot(x[0] - cx, x[1] - cy) - 0.1) > 1e-9) continue;
+      on_holes += 1;
+      bad_normals += std::abs(m[0] - (cx - x[0]) / 0.1) > 1e-9 || std::abs(m[1] - (cy - x[1]) / 0.1) > 1e-9;
+    }
+  }
+  EXPECT_NEAR(on_holes / double(n), q, 5 * std::sqrt(q * (1 - q) / double(n)));
+  EXPECT_EQ(bad_normals, 0);
+  const double corner = 0.04 / (1 - 4 * pi * 0.01);
+  double in_corner = 0;
+  for (std::size_t i = 0; i < n; ++i) in_corner += b.interior[2 * i] < 0.2 && b.interior[2 * i + 1] < 0.2;
+  EXPECT_NEAR(in_corner / double(n), corner, 5 * std::sqrt(corner * (1 - corner) / double(n)));
+  check_batch("square_holes_dirichlet", problem, b, n, n);
+}
+
+// A point cloud draws its given points (and their normals) only.
+TEST(CudaDeviceSampler, PointCloudDrawsGivenPoints) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  const Problem problem = Problem::build(
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/disk_cloud.yaml").problem);
+  const DomainGeometry g = problem.domain().geometry();
+  auto be = sampler_backend<double>(problem);
+  const std::size_t n_int = 3001, n_bnd = 1003;
+  be->draw_batch(2, 5, n_int, n_bnd);
+  const CollocationBatch b = be->batch();
+  std::map<std::pair<double, double>, std::size_t> given;
+  for (std::size_t i = 0; i < g.points.size() / 2; ++i) given[{g.points[2 * i], g.points[2 * i + 1]}] = i;
+  for (std::size_t i = 0; i < n_int; ++i) {
+    const auto it = given.find({b.interior[2 * i], b.interior[2 * i + 1]});
+    ASSERT_NE(it, given.end()) << "interior draw " << i;
+    EXPECT_LT(it->second, g.boundary_begin);
+  }
+  for (std::size_t j = 0; j < n_bnd; ++j) {
+    const auto it = given.find({b.boundary[2 * j], b.boundary[2 * j + 1]});
+    ASSERT_NE(it, given.end()) << "boundary draw " << j;
+    ASSERT_GE(it->second, g.boundary_begin);
+    const std::size_t k = it->second - g.boundary_begin;
+    EXPECT_EQ(b.normals[2 * j], g.normals[2 * k]);
+    EXPECT_EQ(b.normals[2 * j + 1], g.normals[2 * k + 1]);
+  }
+  check_batch("disk_cloud", problem, b, n_int, n_bnd);
+}
+
+// The generated source of a composite: one inside test per primitive, the tree over them, and the
+// composite's stride of the random stream (no device needed).
+TEST(CudaDeviceSampler, CompositeSourceHasTheTreeAndItsStride) {
+  const Problem holes = Problem::build(
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/square_holes_dirichlet.yaml")
+          .problem);
+  const std::string source = gpu::sampler_source(holes, true);
+  EXPECT_NE(source.find("(in[0] && !in[1] && !in[2] && !in[3] && !in[4])"), std::string::npos);
+  EXPECT_NE(source.find("leaf4_contains"), std::string::npos);
+  EXPECT_NE(source.find("kDrawStride = 16777216ull"), std::string::npos);
+  const Problem cloud = Problem::build(
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/disk_cloud.yaml").problem);
+  const std::string cloud_source = gpu::sampler_source(cloud, true);
+  EXPECT_NE(cloud_source.find("kInterior[8000]"), std::string::npos);
+  EXPECT_NE(cloud_source.find("kDrawStride = 16ull"), std::string::npos);
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 // buffers, so that no batch crosses the bus. No CUDA types here.
 //
 // Random numbers: cuRAND's Philox4x32-10, curand_init(seed, subsequence, offset) with
-// subsequence = point index (interior i → i, boundary j → 2³² + j) and offset = 16 · batch index
-// (a point uses at most 8 of its 16 32-bit draws per batch). The batch index is read from device
-// memory, so that a captured CUDA graph replays with the index the host (or a kernel) wrote there.
-// Same (seed, index) → same batch, bit for bit.
+// subsequence = point index (interior i → i, boundary j → 2³² + j) and offset = S · batch index,
+// S the stride of the domain: 16 for a primitive or a point cloud (a point uses at most 8 of its
+// 16 32-bit draws per batch), 2²⁴ for a composite drawn by rejection (at most 2²⁰ proposals of at
+// most 12 draws each). The batch index is read from device memory, so that a captured CUDA graph
+// replays with the index the host (or a kernel) wrote there. Same (seed, index) → same batch, bit
+// for bit.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,452 @@
+// Constructive solid geometry: union, difference (the first part minus the others) and
+// intersection of domains, nested freely. The composite keeps its parts as Domains and flattens
+// the primitives at its leaves into one list, so that a point's membership can be decided per
+// primitive and then combined by the tree.
+//
+// Boundary sampling (uniform by length or area over exactly the parts of the primitives'
+// boundaries that bound the result): propose a primitive with probability proportional to its
+// whole boundary measure and a uniform point x on it with the primitive's outward normal n; probe
+// the result at x − h·n and x + h·n (h = 10⁻⁹ of the bounding-box diagonal), with the proposing
+// primitive taken as inside at the first and outside at the second. The point bounds the result
+// when exactly one probe is inside and x itself is in the closed result (every primitive asked at
+// x, the proposing one counted as on the result's side); the result's outward normal is n when
+// x − h·n is the inside one, −n otherwise (a subtracted part's normal points into the hole). A
+// piece of boundary that two primitives share (coincident faces) belongs to the first of them in
+// leaf order: a proposal is dropped when an earlier primitive's boundary also passes through x, so
+// the piece is not drawn twice as often. The accepted points are uniform over the accepted set
+// because the proposals are uniform over the disjoint union of the primitives' boundaries.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "problems/domain.hpp"
+
+namespace rbfpde {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Monte-Carlo estimates of composite measures: fixed seeds, so a config is judged the same way
+// every time.
+constexpr std::size_t kMeasureSamples = std::size_t(1) << 20;
+constexpr std::uint64_t kMeasureSeed = 0xc5'9e0a'5eedULL;
+constexpr std::size_t kBoundaryProbeSamples = std::size_t(1) << 16;
+constexpr std::uint64_t kBoundarySeed = 0xb0'0da4'5eedULL;
+// Rejection sampling must accept at least this fraction of proposals.
+constexpr double kMinAcceptance = 1e-3;
+// A proposal loop that fails this often for one point means a broken domain, not bad luck: with
+// an acceptance of at least 10⁻³ the chance is below e^(−1000).
+constexpr long kMaxTries = 1'000'000;
+// Primitives in one composite (the boundary sampler keeps two flags per primitive on the stack).
+constexpr std::size_t kMaxLeaves = 64;
+
+enum class Op { Union, Difference, Intersection };
+
+const char* op_name(Op op) {
+  return op == Op::Union ? "union" : op == Op::Difference ? "difference" : "intersection";
+}
+
+// Length (2D) or area (3D) of a primitive's whole boundary.
+double boundary_measure(const DomainGeometry& g) {
+  if (g.type == "rectangle" || g.type == "box") {
+    double total = 0;
+    for (int k = 0; k < g.dim; ++k) {
+      double m = 1;
+      for (int j = 0; j < g.dim; ++j)
+        if (j != k) m *= g.hi[j] - g.lo[j];
+      total += 2 * m;
+    }
+    return total;
+  }
+  if (g.type == "disk") return 2 * kPi * g.radius;
+  if (g.type == "ball") return 4 * kPi * g.radius * g.radius;
+  if (g.type == "polygon") {
+    double total = 0;
+    for (std::size_t i = 0; i < g.vertices.size(); ++i) {
+      const auto& a = g.vertices[i];
+      const auto& b = g.vertices[(i + 1) % g.vertices.size()];
+      total += std::hypot(b[0] - a[0], b[1] - a[1]);
+    }
+    return total;
+  }
+  throw std::invalid_argument("a " + g.type + " cannot be a part of a composite domain");
+}
+
+double box_volume(const double* lo, const double* hi, int dim) {
+  double v = 1;
+  for (int k = 0; k < dim; ++k) v *= hi[k] - lo[k];
+  return v;
+}
+
+class Csg final : public Domain {
+ public:
+  Csg(Op op, std::vector<std::unique_ptr<Domain>> parts) : op_(op), parts_(std::move(parts)) {
+    dim_ = parts_.front()->dim();
+    for (const auto& part : parts_) {
+      const Csg* nested = dynamic_cast<const Csg*>(part.get());
+      begin_.push_back(leaves_.size());
+      if (nested) {
+        leaves_.insert(leaves_.end(), nested->leaves_.begin(), nested->leaves_.end());
+      } else {
+        Leaf leaf;
+        leaf.domain = part.get();
+        leaf.geometry = part->geometry();
+        leaf.boundary_measure = boundary_measure(leaf.geometry);
+        leaves_.push_back(leaf);
+      }
+    }
+    // Bounding box: of all parts (union), their overlap (intersection), the first (difference).
+    double lo[3], hi[3];
+    parts_[0]->bounding_box(lo_, hi_);
+    for (std::size_t i = 1; i < parts_.size() && op_ != Op::Difference; ++i) {
+      parts_[i]->bounding_box(lo, hi);
+      for (int k = 0; k < dim_; ++k) {
+        if (op_ == Op::Union) {
+          lo_[k] = std::min(lo_[k], lo[k]), hi_[k] = std::max(hi_[k], hi[k]);
+        } else {
+          lo_[k] = std::max(lo_[k], lo[k]), hi_[k] = std::min(hi_[k], hi[k]);
+        }
+      }
+    }
+    for (int k = 0; k < dim_; ++k) {
+      if (!(lo_[k] < hi_[k])) {
+        throw std::invalid_argument(
+            "the intersection is empty: the bounding boxes of its domains do not overlap");
+      }
+    }
+    double diag2 = 0;
+    for (int k = 0; k < dim_; ++k) diag2 += (hi_[k] - lo_[k]) * (hi_[k] - lo_[k]);
+    tol_ = 1e-12 * std::sqrt(diag2);
+    probe_ = 1e-9 * std::sqrt(diag2);
+    cumulative_.push_back(0);
+    for (const Leaf& leaf : leaves_)
+      cumulative_.push_back(cumulative_.back() + leaf.boundary_measure);
+
+    if (const std::optional<double> exact = exact_measure()) {
+      measure_ = *exact;
+    } else {
+      Rng rng(kMeasureSeed);
+      std::size_t inside = 0;
+      double x[3];
+      for (std::size_t i = 0; i < kMeasureSamples; ++i) {
+        for (int k = 0; k < dim_; ++k) x[k] = uniform(rng, lo_[k], hi_[k]);
+        inside += contains(x) ? 1 : 0;
+      }
+      measure_ = box_volume(lo_, hi_, dim_) * double(inside) / double(kMeasureSamples);
+    }
+    const double fill = measure_ / box_volume(lo_, hi_, dim_);
+    if (!(measure_ > 0)) {
+      throw std::invalid_argument(std::string("the ") + op_name(op_) +
+                                  " is empty (no point of its bounding box lies inside it)");
+    }
+    if (fill < kMinAcceptance) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "the %s fills only %.2g %% of its bounding box; sampling it by rejection "
+                    "would be too slow",
+                    op_name(op_), 100 * fill);
+      throw std::invalid_argument(buf);
+    }
+    // The fraction of the primitives' boundaries that bounds the result.
+    Rng rng(kBoundarySeed);
+    std::size_t accepted = 0;
+    double x[3], n[3];
+    for (std::size_t i = 0; i < kBoundaryProbeSamples; ++i) accepted += propose_boundary(rng, x, n);
+    boundary_fraction_ = double(accepted) / double(kBoundaryProbeSamples);
+    if (boundary_fraction_ < kMinAcceptance) {
+      throw std::invalid_argument(std::string("the ") + op_name(op_) +
+                                  " has (almost) no boundary: the boundaries of its domains do not "
+                                  "bound it");
+    }
+  }
+
+  int dim() const override { return dim_; }
+  std::string type() const override { return op_name(op_); }
+
+  bool contains(const double* x) const override { return signed_distance(x) <= tol_; }
+
+  double distance_to_boundary(const double* x) const override {
+    return std::abs(signed_distance(x));
+  }
+
+  void sample_interior(Rng& rng, std::size_t n, double* points) const override {
+    for (std::size_t i = 0; i < n; ++i) {
+      double* x = points + i * dim_;
+      long tries = 0;
+      do {
+        if (++tries > kMaxTries) fail_rejection("interior");
+        for (int k = 0; k < dim_; ++k) x[k] = uniform(rng, lo_[k], hi_[k]);
+      } while (!contains(x));
+    }
+  }
+
+  void sample_boundary(Rng& rng, std::size_t n, double* points, double* normals) const override {
+    for (std::size_t i = 0; i < n; ++i) {
+      long tries = 0;
+      while (!propose_boundary(rng, points + i * dim_, normals + i * dim_)) {
+        if (++tries > kMaxTries) fail_rejection("boundary");
+      }
+    }
+  }
+
+  void bounding_box(double* lo, double* hi) const override {
+    for (int k = 0; k < dim_; ++k) lo[k] = lo_[k], hi[k] = hi_[k];
+  }
+
+  double measure() const override { return measure_; }
+
+  DomainGeometry geometry() const override {
+    DomainGeometry g;
+    g.type = type();
+    g.dim = dim_;
+    g.lo.assign(lo_, lo_ + dim_);
+    g.hi.assign(hi_, hi_ + dim_);
+    for (const auto& part : parts_) g.parts.push_back(part->geometry());
+    return g;
+  }
+
+  // Negative inside, positive outside, zero on the boundary (see domain.hpp for its accuracy).
+  double signed_distance(const double* x) const {
+    double s = part_signed_distance(0, x);
+    for (std::size_t i = 1; i < parts_.size(); ++i) {
+      const double t = part_signed_distance(i, x);
+      s = op_ == Op::Union          ? std::min(s, t)
+          : op_ == Op::Intersection ? std::max(s, t)
+                                    : std::max(s, -t);
+    }
+    return s;
+  }
+
+  // The result's membership given each leaf's (leaf order, as leaves_).
+  bool evaluate(const bool* in_leaf) const {
+    bool r = part_inside(0, in_leaf);
+    for (std::size_t i = 1; i < parts_.size(); ++i) {
+      const bool t = part_inside(i, in_leaf);
+      r = op_ == Op::Union ? (r || t) : op_ == Op::Intersection ? (r && t) : (r && !t);
+    }
+    return r;
+  }
+
+ private:
+  struct Leaf {
+    const Domain* domain = nullptr;
+    DomainGeometry geometry;
+    double boundary_measure = 0;
+  };
+
+  double part_signed_distance(std::size_t i, const double* x) const {
+    const Domain& part = *parts_[i];
+    if (const Csg* nested = dynamic_cast<const Csg*>(&part)) return nested->signed_distance(x);
+    const double d = part.distance_to_boundary(x);
+    return part.contains(x) ? -d : d;
+  }
+
+  bool part_inside(std::size_t i, const bool* in_leaf) const {
+    if (const Csg* nested = dynamic_cast<const Csg*>(parts_[i].get()))
+      return nested->evaluate(in_leaf + begin_[i]);
+    return in_leaf[begin_[i]];
+  }
+
+  // One proposal of the boundary sampler (see the top of the file); true when kept.
+  bool propose_boundary(Rng& rng, double* x, double* normal) const {
+    const double t = uniform01(rng) * cumulative_.back();
+    std::size_t leaf =
+        std::upper_bound(cumulative_.begin(), cumulative_.end(), t) - cumulative_.begin() - 1;
+    leaf = std::min(leaf, leaves_.size() - 1);
+    double n[3];
+    leaves_[leaf].domain->sample_boundary(rng, 1, x, n);
+    double minus[3], plus[3];
+    for (int k = 0; k < dim_; ++k) minus[k] = x[k] - probe_ * n[k], plus[k] = x[k] + probe_ * n[k];
+    bool in_minus[kMaxLeaves], in_plus[kMaxLeaves];
+    for (std::size_t j = 0; j < leaves_.size(); ++j) {
+      if (j == leaf) {
+        in_minus[j] = true, in_plus[j] = false;
+        continue;
+      }
+      in_minus[j] = leaves_[j].domain->contains(minus);
+      in_plus[j] = leaves_[j].domain->contains(plus);
+      // An earlier primitive's boundary passes through x too: the piece is that primitive's.
+      if (j < leaf && in_minus[j] != in_plus[j]) return false;
+    }
+    const bool inside_minus = evaluate(in_minus), inside_plus = evaluate(in_plus);
+    if (inside_minus == inside_plus) return false;
+    // x itself must lie in the closed result, with the proposing primitive on the result's side:
+    // the probes alone would keep points within h of another primitive's boundary near where the
+    // two touch (tangent circles, a disk touching an edge).
+    bool at_x[kMaxLeaves];
+    for (std::size_t j = 0; j < leaves_.size(); ++j)
+      at_x[j] = j == leaf ? inside_minus : leaves_[j].domain->contains(x);
+    if (!evaluate(at_x)) return false;
+    const double sign = inside_minus ? 1.0 : -1.0;
+    for (int k = 0; k < dim_; ++k) normal[k] = sign * n[k];
+    return true;
+  }
+
+  [[noreturn]] void fail_rejection(const char* what) const {
+    throw std::runtime_error(std::string("sampling the ") + what + " of the " + op_name(op_) +
+                             " by rejection accepted nothing in " + std::to_string(kMaxTries) +
+                             " tries");
+  }
+
+  // Exact measure when the parts' relations can be proven cheaply, else nothing.
+  std::optional<double> exact_measure() const;
+
+  Op op_;
+  std::vector<std::unique_ptr<Domain>> parts_;
+  std::vector<std::size_t> begin_;  // first leaf of each part
+  std::vector<Leaf> leaves_;
+  std::vector<double> cumulative_;  // leaves' boundary measure up to leaf i
+  int dim_ = 2;
+  double lo_[3] = {0, 0, 0}, hi_[3] = {0, 0, 0};
+  double tol_ = 0, probe_ = 0;
+  double measure_ = 0;
+  double boundary_fraction_ = 0;
+};
+
+bool is_box(const DomainGeometry& g) { return g.type == "rectangle" || g.type == "box"; }
+bool is_ball(const DomainGeometry& g) { return g.type == "disk" || g.type == "ball"; }
+
+double distance(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) s += (a[k] - b[k]) * (a[k] - b[k]);
+  return std::sqrt(s);
+}
+
+// Distance from p to the box [lo, hi] (0 inside).
+double distance_to_box(const std::vector<double>& p, const std::vector<double>& lo,
+                       const std::vector<double>& hi) {
+  double s = 0;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    const double out = std::max({lo[k] - p[k], p[k] - hi[k], 0.0});
+    s += out * out;
+  }
+  return std::sqrt(s);
+}
+
+// The two domains share no interior point (touching is fine: it has no measure).
+bool provably_disjoint(const DomainGeometry& a, const DomainGeometry& b) {
+  for (std::size_t k = 0; k < a.lo.size(); ++k)
+    if (a.hi[k] <= b.lo[k] || b.hi[k] <= a.lo[k]) return true;
+  if (is_ball(a) && is_ball(b)) return distance(a.centre, b.centre) >= a.radius + b.radius;
+  if (is_ball(a) && is_box(b)) return distance_to_box(a.centre, b.lo, b.hi) >= a.radius;
+  if (is_box(a) && is_ball(b)) return distance_to_box(b.centre, a.lo, a.hi) >= b.radius;
+  return false;
+}
+
+// b lies within a. Only for a box or ball a: both are convex, so b's bounding box inside a is
+// enough.
+bool provably_inside(const DomainGeometry& b, const DomainGeometry& a) {
+  if (is_ball(a) && is_ball(b)) return distance(a.centre, b.centre) + b.radius <= a.radius;
+  if (!is_box(a) && !is_ball(a)) return false;
+  const std::size_t d = b.lo.size();
+  for (std::size_t corner = 0; corner < (std::size_t(1) << d); ++corner) {
+    std::vector<double> p(d);
+    for (std::size_t k = 0; k < d; ++k) p[k] = (corner >> k) & 1 ? b.hi[k] : b.lo[k];
+    if (is_box(a)) {
+      for (std::size_t k = 0; k < d; ++k)
+        if (p[k] < a.lo[k] || p[k] > a.hi[k]) return false;
+    } else if (distance(p, a.centre) > a.radius) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<double> Csg::exact_measure() const {
+  std::vector<DomainGeometry> g;
+  for (const auto& part : parts_) g.push_back(part->geometry());
+  auto exact_of = [&](std::size_t i) -> std::optional<double> {
+    if (const Csg* nested = dynamic_cast<const Csg*>(parts_[i].get())) {
+      return nested->exact_measure();
+    }
+    return parts_[i]->measure();
+  };
+  if (op_ == Op::Union) {
+    double total = 0;
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j)
+        if (!provably_disjoint(g[i], g[j])) return std::nullopt;
+      const std::optional<double> m = exact_of(i);
+      if (!m) return std::nullopt;
+      total += *m;
+    }
+    return total;
+  }
+  if (op_ == Op::Difference) {
+    std::optional<double> total = exact_of(0);
+    if (!total) return std::nullopt;
+    std::vector<std::size_t> holes;
+    for (std::size_t i = 1; i < parts_.size(); ++i) {
+      if (provably_disjoint(g[i], g[0])) continue;
+      if (!provably_inside(g[i], g[0])) return std::nullopt;
+      for (std::size_t j : holes)
+        if (!provably_disjoint(g[i], g[j])) return std::nullopt;
+      const std::optional<double> m = exact_of(i);
+      if (!m) return std::nullopt;
+      *total -= *m;
+      holes.push_back(i);
+    }
+    return total;
+  }
+  // Intersection: exact when one part lies within all the others.
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    bool within_all = true;
+    for (std::size_t j = 0; j < parts_.size() && within_all; ++j)
+      within_all = j == i || provably_inside(g[i], g[j]);
+    if (within_all) return exact_of(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<Domain> make_csg(const std::string& op,
+                                 std::vector<std::unique_ptr<Domain>> parts) {
+  Op o;
+  if (op == "union") {
+    o = Op::Union;
+  } else if (op == "difference") {
+    o = Op::Difference;
+  } else if (op == "intersection") {
+    o = Op::Intersection;
+  } else {
+    throw std::invalid_argument("unknown composite '" + op +
+                                "'; expected union, difference or intersection");
+  }
+  if (parts.size() < 2) {
+    throw std::invalid_argument("a " + op + " needs at least 2 domains, found " +
+                                std::to_string(parts.size()));
+  }
+  std::size_t leaves = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (!parts[i]) throw std::invalid_argument("domain " + std::to_string(i) + " is missing");
+    if (parts[i]->type() == "points") {
+      throw std::invalid_argument("domain " + std::to_string(i) +
+                                  " is a point cloud, which cannot be combined");
+    }
+    if (parts[i]->dim() != parts[0]->dim()) {
+      throw std::invalid_argument("domain " + std::to_string(i) + " is " +
+                                  std::to_string(parts[i]->dim()) + "D but domain 0 is " +
+                                  std::to_string(parts[0]->dim()) + "D");
+    }
+    const DomainGeometry g = parts[i]->geometry();
+    std::vector<const DomainGeometry*> stack{&g};
+    while (!stack.empty()) {
+      const DomainGeometry* top = stack.back();
+      stack.pop_back();
+      if (top->parts.empty()) ++leaves;
+      for (const DomainGeometry& p : top->parts) stack.push_back(&p);
+    }
+  }
+  if (leaves > kMaxLeaves) {
+    throw std::invalid_argument("a composite may hold at most " + std::to_string(kMaxLeaves) +
+                                " primitive domains, found " + std::to_string(leaves));
+  }
+  return std::make_unique<Csg>(o, std::move(parts));
+}
+
+}  // namespace rbfpde
