@@ -165,7 +165,7 @@ TEST(CudaBackendBehaviour, NamesAndMisuse) {
   be->set_batch(random_batch(3, 10, 5, 1));
   be->set_parameters(random_parameters<double>(3, 5, 1));
   EXPECT_THROW(be->lm_try(1.0), std::logic_error);
-  options.dim = 4;
+  options.dim = 5;  // 2D, 3D and 3D + time (4) are built
   EXPECT_THROW(make_cuda_backend<double>(options), std::invalid_argument);
 }
 
