@@ -198,7 +198,9 @@ void write_field_picture(const fs::path& path, const FieldPicture& picture) {
              (fy1 - fy0) / (fx1 - fx0));
       plwind(fx0, fx1, fy0, fy1);
       if (p.nx > 0 && p.ny > 0 && p.values.size() == std::size_t(p.nx) * p.ny) {
-        // Pixel (i, j) shows lattice node (i, j); blank pixels lie below zmin.
+        // Pixel (i, j) is centred on lattice node (i, j): plimagefr draws pixel i from
+        // xmin + i·dx to xmin + (i + 1)·dx with dx = (xmax − xmin)/(nx − 1). Blank pixels lie
+        // below zmin.
         std::vector<PLFLT> data(p.values.size());
         std::vector<const PLFLT*> columns(p.nx);
         for (int i = 0; i < p.nx; ++i) {
@@ -208,8 +210,11 @@ void write_field_picture(const fs::path& path, const FieldPicture& picture) {
           }
           columns[i] = data.data() + std::size_t(i) * p.ny;
         }
-        plimagefr(columns.data(), p.nx, p.ny, p.lo[0], p.hi[0], p.lo[1], p.hi[1], -DBL_MAX / 2,
-                  DBL_MAX / 2, vmin, vmax, nullptr, nullptr);
+        const double hx = p.nx > 1 ? (p.hi[0] - p.lo[0]) / (p.nx - 1) : 0;
+        const double hy = p.ny > 1 ? (p.hi[1] - p.lo[1]) / (p.ny - 1) : 0;
+        plimagefr(columns.data(), p.nx, p.ny, p.lo[0] - hx / 2, p.hi[0] - hx / 2,
+                  p.lo[1] - hy / 2, p.hi[1] - hy / 2, -DBL_MAX / 2, DBL_MAX / 2, vmin, vmax,
+                  nullptr, nullptr);
       }
       if (p.sd_nx > 1 && p.sd_ny > 1 &&
           p.signed_distance.size() == std::size_t(p.sd_nx) * p.sd_ny) {
@@ -256,7 +261,7 @@ void write_curve_picture(const fs::path& path, const std::string& title,
   if (n == 0) throw std::invalid_argument("write_curve_picture: no panels");
   // The legend (the first panel's curves, by colour) goes below the panels, two entries a row.
   const int legend_rows = (static_cast<int>(panels[0].curves.size()) + 1) / 2;
-  const double bottom = 0.16 + 0.045 * legend_rows;
+  const double bottom = 0.2 + 0.045 * legend_rows;
   draw_picture(path, 720 * n, 560 + 30 * legend_rows, [&] {
     pladv(0);
     const double share = 1.0 / n;
@@ -268,7 +273,8 @@ void write_curve_picture(const fs::path& path, const std::string& title,
       for (std::size_t c = 0; c < panel.curves.size(); ++c) {
         const Curve& curve = panel.curves[c];
         for (std::size_t i = 0; i < std::min(curve.x.size(), curve.y.size()); ++i) {
-          const double x = curve.x[i], y = curve.y[i];
+          const double y = curve.y[i];
+          const double x = panel.log_x ? (curve.x[i] > 0 ? std::log10(curve.x[i]) : NAN) : curve.x[i];
           const bool ok = std::isfinite(x) && std::isfinite(y) && y > 0;
           xs[c].push_back(ok ? x : NAN);
           ys[c].push_back(ok ? std::log10(y) : NAN);
@@ -289,7 +295,7 @@ void write_curve_picture(const fs::path& path, const std::string& title,
       plvpor(k * share + 0.1 * share, (k + 1) * share - 0.04 * share, bottom, 0.9);
       plwind(x0, x1, y0, y1);
       plcol0(1);
-      plbox("bcnstg", 0, 0, "bcnstvlg", 0, 0);
+      plbox(panel.log_x ? "bcnstgl" : "bcnstg", 0, 0, "bcnstvlg", 0, 0);
       pllab(panel.xlabel.c_str(), panel.ylabel.c_str(), k == 0 ? title.c_str() : "");
       for (std::size_t c = 0; c < panel.curves.size(); ++c) {
         plcol0(2 + PLINT(c % kLineColours));
@@ -324,7 +330,7 @@ void write_curve_picture(const fs::path& path, const std::string& title,
       pllegend(&legend_w, &legend_h, PL_LEGEND_BACKGROUND, PL_POSITION_BOTTOM |
                                                                PL_POSITION_OUTSIDE |
                                                                PL_POSITION_VIEWPORT,
-               0, 0.1, 0.05, 0, 1, 1, legend_rows, 2, PLINT(texts.size()), opts.data(), 1.0, 0.9,
+               0, 0.18, 0.05, 0, 1, 1, legend_rows, 2, PLINT(texts.size()), opts.data(), 1.0, 0.9,
                2.0, 0.0, text_colours.data(), texts.data(), nullptr, nullptr, nullptr, nullptr,
                line_colours.data(), line_styles.data(), line_widths.data(), nullptr, nullptr,
                nullptr, nullptr);

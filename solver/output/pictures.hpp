@@ -48,14 +48,16 @@ struct FieldPicture {
   std::vector<PicturePanel> panels;  // side by side, one colour scale for all
 };
 
-// A line picture: panels side by side, each with a log10 y axis. Points with y ≤ 0 or non-finite
-// x or y are left out (the curve is broken there).
+// A line picture: panels side by side, each with a log10 y axis (and a log10 x axis with
+// log_x). Points with y ≤ 0 (x ≤ 0 with log_x) or non-finite x or y are left out (the curve is
+// broken there).
 struct Curve {
   std::string label;
   std::vector<double> x, y;
 };
 struct CurvePanel {
   std::string xlabel, ylabel;
+  bool log_x = false;
   std::vector<Curve> curves;
 };
 
