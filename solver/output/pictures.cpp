@@ -115,6 +115,12 @@ void draw_picture(const fs::path& path, int width, int height, Draw draw) {
   std::lock_guard<std::mutex> lock(plplot_mutex());
   const fs::path dir = path.has_parent_path() ? path.parent_path() : ".";
   const fs::path tmp = dir / ("." + path.filename().string() + ".plot." + std::to_string(::getpid()));
+  // PLplot ends the process when it cannot open its output file: the file is made here first.
+  {
+    std::ofstream probe(tmp, std::ios::binary | std::ios::trunc);
+    if (!probe)
+      throw std::runtime_error("cannot write " + path.string() + ": cannot create " + tmp.string());
+  }
   std::string failure;
   try {
     Stream stream(tmp, width, height);
