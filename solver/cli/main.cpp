@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
   solve->add_option("--set", solve_args.sets, "override a config value: key.path=value")
       ->allow_extra_args(false);
   solve->add_flag("--quiet,-q", quiet, "print nothing but errors");
-  solve->add_flag("--no-pictures", solve_args.no_pictures, "draw no pictures (output.pictures=false)");
+  solve->add_flag("--no-pictures", solve_args.no_pictures,
+                  "draw no pictures (output.pictures=false)");
   solve->add_flag("--resume", resume,
                   "continue from the checkpoint in the output directory (same config; "
                   "max_cycles, tolerance, time_limit may change)");

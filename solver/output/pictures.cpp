@@ -86,7 +86,7 @@ class Stream {
     plscolbg(255, 255, 255);
     plinit();
     // Palette 0: background, black, then the line colours.
-    static const int rgb[][3] = {{255, 255, 255}, {0, 0, 0},       {31, 119, 180}, {214, 39, 40},
+    static const int rgb[][3] = {{255, 255, 255}, {0, 0, 0},       {31, 119, 180},  {214, 39, 40},
                                  {44, 160, 44},   {255, 127, 14},  {148, 103, 189}, {140, 86, 75},
                                  {227, 119, 194}, {127, 127, 127}, {23, 190, 207}};
     plscmap0n(16);
@@ -114,7 +114,8 @@ template <class Draw>
 void draw_picture(const fs::path& path, int width, int height, Draw draw) {
   std::lock_guard<std::mutex> lock(plplot_mutex());
   const fs::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  const fs::path tmp = dir / ("." + path.filename().string() + ".plot." + std::to_string(::getpid()));
+  const fs::path tmp =
+      dir / ("." + path.filename().string() + ".plot." + std::to_string(::getpid()));
   // PLplot ends the process when it cannot open its output file: the file is made here first.
   {
     std::ofstream probe(tmp, std::ios::binary | std::ios::trunc);
@@ -169,8 +170,9 @@ void widen(double& lo, double& hi, double pad) {
 bool pictures_available() { return device_installed(); }
 
 std::string pictures_unavailable_reason() {
-  return pictures_available() ? "" : std::string("PLplot's ") + kDevice +
-                                         " device is not installed (plplot-driver-cairo)";
+  return pictures_available() ? ""
+                              : std::string("PLplot's ") + kDevice +
+                                    " device is not installed (plplot-driver-cairo)";
 }
 
 void write_field_picture(const fs::path& path, const FieldPicture& picture) {
@@ -218,9 +220,8 @@ void write_field_picture(const fs::path& path, const FieldPicture& picture) {
         }
         const double hx = p.nx > 1 ? (p.hi[0] - p.lo[0]) / (p.nx - 1) : 0;
         const double hy = p.ny > 1 ? (p.hi[1] - p.lo[1]) / (p.ny - 1) : 0;
-        plimagefr(columns.data(), p.nx, p.ny, p.lo[0] - hx / 2, p.hi[0] - hx / 2,
-                  p.lo[1] - hy / 2, p.hi[1] - hy / 2, -DBL_MAX / 2, DBL_MAX / 2, vmin, vmax,
-                  nullptr, nullptr);
+        plimagefr(columns.data(), p.nx, p.ny, p.lo[0] - hx / 2, p.hi[0] - hx / 2, p.lo[1] - hy / 2,
+                  p.hi[1] - hy / 2, -DBL_MAX / 2, DBL_MAX / 2, vmin, vmax, nullptr, nullptr);
       }
       if (p.sd_nx > 1 && p.sd_ny > 1 &&
           p.signed_distance.size() == std::size_t(p.sd_nx) * p.sd_ny) {
@@ -254,10 +255,10 @@ void write_field_picture(const fs::path& path, const FieldPicture& picture) {
     const PLINT sub_tick = 0, n_values = 2;
     const PLFLT range[] = {vmin, vmax};
     const PLFLT* values[] = {range};
-    plcolorbar(&bar_w, &bar_h, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE |
-                                                      PL_POSITION_VIEWPORT,
-               0.04, 0, 0.04, 0.9, 0, 1, 1, 0, 0, 0, 0, 1, &label_opt, &label, 1, &axis, &tick,
-               &sub_tick, &n_values, values);
+    plcolorbar(&bar_w, &bar_h, PL_COLORBAR_IMAGE,
+               PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0.04, 0, 0.04, 0.9,
+               0, 1, 1, 0, 0, 0, 0, 1, &label_opt, &label, 1, &axis, &tick, &sub_tick, &n_values,
+               values);
   });
 }
 
@@ -274,13 +275,14 @@ void write_curve_picture(const fs::path& path, const std::string& title,
     for (int k = 0; k < n; ++k) {
       const CurvePanel& panel = panels[k];
       // Valid points, log10 of y; NaN breaks a curve.
-      std::vector<std::vector<PLFLT>> xs(panel.curves.size()), ys(panel.curves.size());
+      std::vector<std::vector<PLFLT> > xs(panel.curves.size()), ys(panel.curves.size());
       double x0 = HUGE_VAL, x1 = -HUGE_VAL, y0 = HUGE_VAL, y1 = -HUGE_VAL;
       for (std::size_t c = 0; c < panel.curves.size(); ++c) {
         const Curve& curve = panel.curves[c];
         for (std::size_t i = 0; i < std::min(curve.x.size(), curve.y.size()); ++i) {
           const double y = curve.y[i];
-          const double x = panel.log_x ? (curve.x[i] > 0 ? std::log10(curve.x[i]) : NAN) : curve.x[i];
+          const double x =
+              panel.log_x ? (curve.x[i] > 0 ? std::log10(curve.x[i]) : NAN) : curve.x[i];
           const bool ok = std::isfinite(x) && std::isfinite(y) && y > 0;
           xs[c].push_back(ok ? x : NAN);
           ys[c].push_back(ok ? std::log10(y) : NAN);
@@ -333,11 +335,10 @@ void write_curve_picture(const fs::path& path, const std::string& title,
       plvpor(0.05, 0.95, bottom, 0.9);
       plwind(0, 1, 0, 1);
       PLFLT legend_w = 0, legend_h = 0;
-      pllegend(&legend_w, &legend_h, PL_LEGEND_BACKGROUND, PL_POSITION_BOTTOM |
-                                                               PL_POSITION_OUTSIDE |
-                                                               PL_POSITION_VIEWPORT,
-               0, 0.18, 0.05, 0, 1, 1, legend_rows, 2, PLINT(texts.size()), opts.data(), 1.0, 0.9,
-               2.0, 0.0, text_colours.data(), texts.data(), nullptr, nullptr, nullptr, nullptr,
+      pllegend(&legend_w, &legend_h, PL_LEGEND_BACKGROUND,
+               PL_POSITION_BOTTOM | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0, 0.18, 0.05, 0, 1,
+               1, legend_rows, 2, PLINT(texts.size()), opts.data(), 1.0, 0.9, 2.0, 0.0,
+               text_colours.data(), texts.data(), nullptr, nullptr, nullptr, nullptr,
                line_colours.data(), line_styles.data(), line_widths.data(), nullptr, nullptr,
                nullptr, nullptr);
     }

@@ -35,7 +35,7 @@ struct PicturePanel {
   std::string xlabel, ylabel;  // axis names
   double lo[2] = {0, 0}, hi[2] = {1, 1};
   int nx = 0, ny = 0;
-  std::vector<double> values;  // nx * ny
+  std::vector<double> values;                         // nx * ny
   double frame_lo[2] = {0, 0}, frame_hi[2] = {1, 1};  // the drawn window (contains lo..hi)
   int sd_nx = 0, sd_ny = 0;                           // 0: no boundary drawn
   std::vector<double> signed_distance;                // sd_nx * sd_ny over the frame
@@ -43,8 +43,8 @@ struct PicturePanel {
 
 struct FieldPicture {
   std::string title;
-  std::string colour_label;  // the colour bar's caption
-  bool log_scale = false;    // colours by log10 of the values (values ≤ 0 are left blank)
+  std::string colour_label;          // the colour bar's caption
+  bool log_scale = false;            // colours by log10 of the values (values ≤ 0 are left blank)
   std::vector<PicturePanel> panels;  // side by side, one colour scale for all
 };
 

@@ -91,8 +91,9 @@ std::string comparison_csv(const std::vector<ComparisonRow>& rows) {
   return os.str();
 }
 
-std::vector<CurvePanel> comparison_panels(const std::vector<std::string>& names,
-                                          const std::vector<std::vector<HistoryCsv::Row>>& histories) {
+std::vector<CurvePanel> comparison_panels(
+    const std::vector<std::string>& names,
+    const std::vector<std::vector<HistoryCsv::Row>>& histories) {
   bool every_run_has_error = !histories.empty();
   for (const auto& rows : histories) {
     bool any = false;

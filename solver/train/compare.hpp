@@ -29,8 +29,9 @@ std::string comparison_table(const std::vector<ComparisonRow>& rows);
 std::string comparison_csv(const std::vector<ComparisonRow>& rows);
 // The comparison picture's one panel: every run's relative L2 error against training time, or its
 // loss when any run has no error (no exact solution); `histories` are the runs' history rows.
-std::vector<CurvePanel> comparison_panels(const std::vector<std::string>& names,
-                                          const std::vector<std::vector<HistoryCsv::Row>>& histories);
+std::vector<CurvePanel> comparison_panels(
+    const std::vector<std::string>& names,
+    const std::vector<std::vector<HistoryCsv::Row>>& histories);
 // Where the CSV goes for these configs (see above); the picture goes beside it, as .png.
 std::filesystem::path comparison_csv_path(const std::vector<Config>& configs);
 

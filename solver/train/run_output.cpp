@@ -220,7 +220,8 @@ void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
       picture.log_scale = true;
       std::vector<double> magnitude = error ? *error : *residual;
       for (double& v : magnitude) v = std::abs(v);
-      picture.title = config_.name + (error ? ": |u - u_exact|" : ": |residual| (no exact solution)");
+      picture.title =
+          config_.name + (error ? ": |u - u_exact|" : ": |residual| (no exact solution)");
       picture.colour_label = error ? "error" : "|residual|";
       picture.panels =
           grid_panels(problem_.domain(), grid_, config_.output.resolution, magnitude, axes);

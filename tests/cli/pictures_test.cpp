@@ -69,8 +69,10 @@ TEST(CliPictures, SolveDrawsPicturesThatChangeWithTheResult) {
   write_text(dir / "a.yaml", small(kTinyConfig));
   write_text(dir / "b.yaml", replace_once(small(kTinyConfig), "f: \"sin(pi*x)*sin(pi*y)\"",
                                           "f: \"2*sin(pi*x)*sin(pi*y)\""));
-  const RunResult a = run_rbfpde({"solve", "a.yaml", "-q", "--set", "output.directory=a"}, dir.path());
-  const RunResult b = run_rbfpde({"solve", "b.yaml", "-q", "--set", "output.directory=b"}, dir.path());
+  const RunResult a =
+      run_rbfpde({"solve", "a.yaml", "-q", "--set", "output.directory=a"}, dir.path());
+  const RunResult b =
+      run_rbfpde({"solve", "b.yaml", "-q", "--set", "output.directory=b"}, dir.path());
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(a.err, "");
@@ -89,8 +91,8 @@ TEST(CliPictures, BallDrawsThreeSlicesSideBySide) {
   write_text(dir / "c.yaml", tiny_ball_config());
   const RunResult r = run_rbfpde({"solve", "c.yaml", "-q"}, dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(pngs_in(dir / "out"), (std::vector<std::string>{"convergence.png", "error.png",
-                                                            "solution.png"}));
+  EXPECT_EQ(pngs_in(dir / "out"),
+            (std::vector<std::string>{"convergence.png", "error.png", "solution.png"}));
   const std::string solution = read_text(dir / "out/solution.png");
   ASSERT_TRUE(is_png(solution));
   EXPECT_EQ(png_width(solution), 620u * 3 + 160) << "three panels";
@@ -100,9 +102,8 @@ TEST(CliPictures, CompareDrawsTheRunsAgainstTime) {
   TempDir dir;
   write_text(dir / "rbf.yaml", small(kTinyConfig));
   write_text(dir / "mlp.yaml", tiny_mlp());
-  const RunResult r = run_rbfpde({"compare", "rbf.yaml", "mlp.yaml", "-q", "--set",
-                                  "output.directory=runs/x"},
-                                 dir.path());
+  const RunResult r = run_rbfpde(
+      {"compare", "rbf.yaml", "mlp.yaml", "-q", "--set", "output.directory=runs/x"}, dir.path());
   // Both runs would write into runs/x: the config's error, nothing written.
   EXPECT_EQ(r.exit_code, 2) << r.err;
   const RunResult c = run_rbfpde({"compare", "rbf.yaml", "mlp.yaml", "-q"}, dir.path());

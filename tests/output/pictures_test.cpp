@@ -1,6 +1,8 @@
 // The pictures: their data (lattice panels from the evaluation grid, the boundary's signed
 // distance, the convergence curves, history.csv read back) and, in a build with PLplot, the PNG
 // files themselves: valid, of the stated size, atomic, and different for different data.
+#include "solver/output/pictures.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include <stdexcept>
 
 #include "solver/output/output.hpp"
-#include "solver/output/pictures.hpp"
 #include "tests/output/test_support.hpp"
 
 namespace rbfpde {
@@ -38,7 +39,8 @@ class RoundDomain : public test::TestBall {
 };
 
 std::uint32_t big_endian(const std::string& s, std::size_t at) {
-  return (std::uint32_t(std::uint8_t(s[at])) << 24) | (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
+  return (std::uint32_t(std::uint8_t(s[at])) << 24) |
+         (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
          (std::uint32_t(std::uint8_t(s[at + 2])) << 8) | std::uint32_t(std::uint8_t(s[at + 3]));
 }
 
@@ -120,7 +122,7 @@ TEST(PictureData, BallGivesThreeMidPlaneSlices) {
   EXPECT_EQ(panels[1].ylabel, "z");
   // Centre nodes: value 0 at the origin in every slice; one node off-centre in each plane.
   EXPECT_NEAR(value_at(panels[0], 5, 6), 0, 1e-12);
-  EXPECT_NEAR(value_at(panels[0], 6, 6), 0.2, 1e-12);          // x = 0.2, y = 0
+  EXPECT_NEAR(value_at(panels[0], 6, 6), 0.2, 1e-12);             // x = 0.2, y = 0
   EXPECT_NEAR(value_at(panels[1], 5, 8), 100 * 2.0 / 14, 1e-12);  // z = 1/7
   EXPECT_NEAR(value_at(panels[2], 7, 7), 10 * 2.0 / 12, 1e-12);   // y = 1/6
   for (const PicturePanel& p : panels) {
@@ -147,8 +149,8 @@ std::vector<HistoryCsv::Row> some_rows(double scale, bool with_error) {
   std::vector<HistoryCsv::Row> rows;
   for (long c = 0; c <= 50; c += 10) {
     const double e = with_error ? scale * std::exp(-0.1 * c) : NAN;
-    rows.push_back({c, 0.01 * c, scale * std::exp(-0.2 * c), 1, 1, e, e, scale * 0.5,
-                    scale * 0.25});
+    rows.push_back(
+        {c, 0.01 * c, scale * std::exp(-0.2 * c), 1, 1, e, e, scale * 0.5, scale * 0.25});
   }
   return rows;
 }
@@ -231,8 +233,8 @@ TEST(Pictures, ThreeSlicePictureIsWiderThanOnePanel) {
   const EvaluationGrid grid = make_evaluation_grid(ball, {9, 9, 9});
   FieldPicture picture;
   picture.title = "ball";
-  picture.panels =
-      grid_panels(ball, grid, {9, 9, 9}, std::vector<double>(grid.n_points(), 1.0), {"x", "y", "z"});
+  picture.panels = grid_panels(ball, grid, {9, 9, 9}, std::vector<double>(grid.n_points(), 1.0),
+                               {"x", "y", "z"});
   const fs::path dir = fresh_dir("Pictures.Slices");
   write_field_picture(dir / "s.png", picture);
   expect_png(read_text(dir / "s.png"), 620 * 3 + 160, 680);
