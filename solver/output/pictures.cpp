@@ -268,7 +268,7 @@ void write_curve_picture(const fs::path& path, const std::string& title,
   if (n == 0) throw std::invalid_argument("write_curve_picture: no panels");
   // The legend (the first panel's curves, by colour) goes below the panels, two entries a row.
   const int legend_rows = (static_cast<int>(panels[0].curves.size()) + 1) / 2;
-  const double bottom = 0.2 + 0.045 * legend_rows;
+  const double bottom = 0.22 + 0.045 * legend_rows;
   draw_picture(path, 720 * n, 560 + 30 * legend_rows, [&] {
     pladv(0);
     const double share = 1.0 / n;
@@ -336,7 +336,7 @@ void write_curve_picture(const fs::path& path, const std::string& title,
       plwind(0, 1, 0, 1);
       PLFLT legend_w = 0, legend_h = 0;
       pllegend(&legend_w, &legend_h, PL_LEGEND_BACKGROUND,
-               PL_POSITION_BOTTOM | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0, 0.18, 0.05, 0, 1,
+               PL_POSITION_BOTTOM | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0, 0.27, 0.05, 0, 1,
                1, legend_rows, 2, PLINT(texts.size()), opts.data(), 1.0, 0.9, 2.0, 0.0,
                text_colours.data(), texts.data(), nullptr, nullptr, nullptr, nullptr,
                line_colours.data(), line_styles.data(), line_widths.data(), nullptr, nullptr,
