@@ -197,7 +197,7 @@ def render(run, directory):
 
 def main(directories):
     if not directories:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("\n".join(__doc__.strip().splitlines()[2:4]), file=sys.stderr)
         return 2
     for directory in directories:
         run = directory.rstrip("/")
