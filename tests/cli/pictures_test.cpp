@@ -156,6 +156,19 @@ TEST(CliPictures, KeyAndFlagTurnThemOff) {
   EXPECT_NE(check.out.find("pictures: false"), std::string::npos) << check.out;
 }
 
+TEST(CliPictures, ResumeMayTurnThemOff) {
+  TempDir dir;
+  write_text(dir / "c.yaml", small(kTinyConfig));
+  const RunResult first = run_rbfpde({"solve", "c.yaml", "-q"}, dir.path());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  fs::remove(dir / "out/convergence.png");
+  const RunResult resumed = run_rbfpde(
+      {"solve", "c.yaml", "-q", "--resume", "--no-pictures", "--set", "training.max_cycles=6"},
+      dir.path());
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_FALSE(fs::exists(dir / "out/convergence.png"));
+}
+
 TEST(CliPictures, BadValueIsOneLineNamingTheKey) {
   TempDir dir;
   write_text(dir / "c.yaml", small(kTinyConfig) + "  pictures: maybe\n");
