@@ -182,7 +182,9 @@ int run_compare(const std::vector<std::string>& config_files,
         names.push_back(row.name);
         histories.push_back(read_history_csv(fs::path(row.result.directory) / "history.csv"));
       }
-      write_curve_picture(png, "comparison", comparison_panels(names, histories));
+      std::string title;
+      for (const std::string& name : names) title += (title.empty() ? "" : " vs ") + name;
+      write_curve_picture(png, title, comparison_panels(names, histories));
       table_out << "comparison picture: " << png.string() << "\n" << std::flush;
     } catch (const std::runtime_error& e) {
       if (options.progress && !options.quiet)
