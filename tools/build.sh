@@ -14,6 +14,12 @@ for p in "${packages[@]}"; do
 done
 if ((${#missing[@]})); then
   echo "rbfpde: installing ${missing[*]}"
+  # apt does not remove python3-paraview by itself to make room for libvtk9-dev: the trailing
+  # '-' asks for its removal in the same transaction.
+  if [[ " ${missing[*]} " == *" libvtk9-dev "* ]] &&
+     dpkg-query -W -f='${Status}' python3-paraview 2>/dev/null | grep -q "install ok installed"; then
+    missing+=(python3-paraview-)
+  fi
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
