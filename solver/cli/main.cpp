@@ -24,6 +24,7 @@ struct CommonArgs {
   std::string config;
   std::vector<std::string> sets;
   std::string backend, precision;
+  bool no_pictures = false;  // --no-pictures: output.pictures=false
 };
 
 // The config with the command line's overrides applied, and its problem built: everything a
@@ -52,6 +53,7 @@ Loaded load(const CommonArgs& args) {
   std::vector<std::string> overrides = args.sets;
   if (!args.backend.empty()) overrides.push_back("compute.backend=" + args.backend);
   if (!args.precision.empty()) overrides.push_back("compute.precision=" + args.precision);
+  if (args.no_pictures) overrides.push_back("output.pictures=false");
   Loaded l;
   l.config = rbfpde::load_config(args.config, overrides);
   l.problem = rbfpde::Problem::build(l.config.problem);
@@ -114,6 +116,7 @@ int run_compare(const std::vector<std::string>& files, const CommonArgs& args, b
   std::vector<std::string> overrides = args.sets;
   if (!args.backend.empty()) overrides.push_back("compute.backend=" + args.backend);
   if (!args.precision.empty()) overrides.push_back("compute.precision=" + args.precision);
+  if (args.no_pictures) overrides.push_back("output.pictures=false");
   rbfpde::SolveOptions opt;
   opt.quiet = quiet;
   opt.progress = &std::cerr;
@@ -162,6 +165,8 @@ int main(int argc, char** argv) {
   solve->add_option("--set", solve_args.sets, "override a config value: key.path=value")
       ->allow_extra_args(false);
   solve->add_flag("--quiet,-q", quiet, "print nothing but errors");
+  solve->add_flag("--no-pictures", solve_args.no_pictures,
+                  "draw no pictures (output.pictures=false)");
   solve->add_flag("--resume", resume,
                   "continue from the checkpoint in the output directory (same config; "
                   "max_cycles, tolerance, time_limit may change)");
@@ -181,6 +186,8 @@ int main(int argc, char** argv) {
   compare->add_option("--set", compare_args.sets, "override a value in every config: key.path=value")
       ->allow_extra_args(false);
   compare->add_flag("--quiet,-q", quiet, "print the table only");
+  compare->add_flag("--no-pictures", compare_args.no_pictures,
+                    "draw no pictures (output.pictures=false)");
 
   rbfpde::EvalRequest eval_request;
   auto* eval = app.add_subcommand(

@@ -58,6 +58,7 @@ struct OutputConfig {
   std::vector<int> resolution;       // default [101, 101] in 2D, [41, 41, 41] in 3D
   int snapshot_every = 0;            // cycles between training snapshots, 0 = none
   int report_every = 10;             // cycles between history rows / progress lines
+  bool pictures = true;              // convergence.png, solution.png, error.png (with PLplot)
 };
 
 struct Config {

@@ -151,6 +151,7 @@ void emit_output(YAML::Emitter& out, const Config& config) {
   out << YAML::Key << "resolution" << YAML::Value << YAML::Flow << config.output.resolution;
   out << YAML::Key << "snapshot_every" << YAML::Value << config.output.snapshot_every;
   out << YAML::Key << "report_every" << YAML::Value << config.output.report_every;
+  out << YAML::Key << "pictures" << YAML::Value << config.output.pictures;
   out << YAML::EndMap;
 }
 

@@ -380,7 +380,7 @@ OutputConfig read_output(const Field& field, const std::string& name, int dim) {
   output.directory = "output/" + name;
   output.resolution = dim == 3 ? std::vector<int>{41, 41, 41} : std::vector<int>{101, 101};
   if (!field.present()) return output;
-  field.check_map({"directory", "resolution", "snapshot_every", "report_every"});
+  field.check_map({"directory", "resolution", "snapshot_every", "report_every", "pictures"});
   if (const Field f = field.child("directory"); f.present()) {
     output.directory = read_text(f, "a directory path");
     output.directory_loc = f.loc();
@@ -403,6 +403,9 @@ OutputConfig read_output(const Field& field, const std::string& name, int dim) {
   }
   if (const Field f = field.child("report_every"); f.present()) {
     output.report_every = read_int(f, 1, kPositiveInteger);
+  }
+  if (const Field f = field.child("pictures"); f.present()) {
+    output.pictures = read_choice(f, {"true", "false"}) == "true";
   }
   return output;
 }

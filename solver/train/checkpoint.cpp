@@ -28,6 +28,7 @@ std::string resume_identity(const Config& config) {
   c.training.lbfgs_iterations = 0;
   c.output.report_every = 1;
   c.output.snapshot_every = 0;
+  c.output.pictures = true;
   c.output.directory = "-";
   c.compute.backend = "auto";
   return dump_config(c);

@@ -6,6 +6,7 @@
 
 #include "problems/errors.hpp"
 #include "solver/output/output.hpp"
+#include "solver/output/pictures.hpp"
 #include "solver/train/solve.hpp"
 
 namespace rbfpde {
@@ -90,6 +91,31 @@ std::string comparison_csv(const std::vector<ComparisonRow>& rows) {
   return os.str();
 }
 
+std::vector<CurvePanel> comparison_panels(
+    const std::vector<std::string>& names,
+    const std::vector<std::vector<HistoryCsv::Row>>& histories) {
+  bool every_run_has_error = !histories.empty();
+  for (const auto& rows : histories) {
+    bool any = false;
+    for (const auto& r : rows) any = any || std::isfinite(r.rel_l2_error);
+    every_run_has_error = every_run_has_error && any;
+  }
+  CurvePanel panel;
+  panel.xlabel = "training time [s]";
+  panel.log_x = true;  // runs of one comparison often differ in time by orders of magnitude
+  panel.ylabel = every_run_has_error ? "relative L2 error" : "loss";
+  for (std::size_t i = 0; i < histories.size(); ++i) {
+    Curve curve;
+    curve.label = i < names.size() ? names[i] : "run " + std::to_string(i + 1);
+    for (const auto& r : histories[i]) {
+      curve.x.push_back(r.seconds);
+      curve.y.push_back(every_run_has_error ? r.rel_l2_error : r.loss);
+    }
+    panel.curves.push_back(std::move(curve));
+  }
+  return {panel};
+}
+
 fs::path comparison_csv_path(const std::vector<Config>& configs) {
   std::string name = "comparison";
   for (std::size_t i = 0; i < configs.size(); ++i) name += (i ? "_vs_" : "_") + configs[i].name;
@@ -140,6 +166,31 @@ int run_compare(const std::vector<std::string>& config_files,
   if (!csv.parent_path().empty()) fs::create_directories(csv.parent_path());
   write_file_atomic(csv, comparison_csv(rows));
   table_out << comparison_table(rows) << "comparison: " << csv.string() << "\n" << std::flush;
+
+  // The picture: every run's error (or loss, when a run has no exact solution) against time,
+  // from the history.csv each run wrote. Pictures are off when any config turns them off.
+  bool pictures = true;
+  for (const Config& config : configs) pictures = pictures && config.output.pictures;
+  if (pictures) {
+    fs::path png = csv;
+    png.replace_extension(".png");
+    try {
+      if (!pictures_available()) throw std::runtime_error(pictures_unavailable_reason());
+      std::vector<std::string> names;
+      std::vector<std::vector<HistoryCsv::Row>> histories;
+      for (const ComparisonRow& row : rows) {
+        names.push_back(row.name);
+        histories.push_back(read_history_csv(fs::path(row.result.directory) / "history.csv"));
+      }
+      std::string title;
+      for (const std::string& name : names) title += (title.empty() ? "" : " vs ") + name;
+      write_curve_picture(png, title, comparison_panels(names, histories));
+      table_out << "comparison picture: " << png.string() << "\n" << std::flush;
+    } catch (const std::runtime_error& e) {
+      if (options.progress && !options.quiet)
+        *options.progress << "note: comparison picture not written: " << e.what() << "\n";
+    }
+  }
   return exit_code;
 }
 

@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "problems/errors.hpp"
+#include "solver/output/pictures.hpp"
 
 namespace rbfpde {
 namespace fs = std::filesystem;
@@ -178,8 +179,62 @@ void RunOutput::restore(const std::vector<HistoryCsv::Row>& rows, const Snapshot
 
 void RunOutput::write_history() const { history_.flush(dir_ / "history.csv"); }
 
+namespace {
+
+// The array named `name` of solution.vtu's arrays (nullptr when there is none).
+const std::vector<double>* array_named(const std::vector<PointArray>& arrays,
+                                       const std::string& name) {
+  for (const PointArray& a : arrays)
+    if (a.name == name && a.components == 1) return &a.values;
+  return nullptr;
+}
+
+}  // namespace
+
+void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
+  if (!config_.output.pictures) return;
+  if (!pictures_available()) {
+    note("note: pictures not written: " + pictures_unavailable_reason());
+    return;
+  }
+  try {
+    write_curve_picture(dir_ / "convergence.png", config_.name + ": convergence",
+                        convergence_panels(history_.rows()));
+    const int dim = problem_.dim();
+    if (dim != 2 && dim != 3) return;
+    const std::vector<std::string> axes =
+        dim == 2 ? std::vector<std::string>{"x", "y"} : std::vector<std::string>{"x", "y", "z"};
+    const std::vector<double>* u = array_named(arrays, "u");
+    const std::vector<double>* error = array_named(arrays, "error");
+    const std::vector<double>* residual = array_named(arrays, "residual");
+    if (u) {
+      FieldPicture solution;
+      solution.title = config_.name + ": u";
+      solution.colour_label = "u";
+      solution.panels = grid_panels(problem_.domain(), grid_, config_.output.resolution, *u, axes);
+      write_field_picture(dir_ / "solution.png", solution);
+    }
+    // Without an exact solution the error picture shows the PDE residual's magnitude.
+    if (error || residual) {
+      FieldPicture picture;
+      picture.log_scale = true;
+      std::vector<double> magnitude = error ? *error : *residual;
+      for (double& v : magnitude) v = std::abs(v);
+      picture.title =
+          config_.name + (error ? ": |u - u_exact|" : ": |residual| (no exact solution)");
+      picture.colour_label = error ? "error" : "|residual|";
+      picture.panels =
+          grid_panels(problem_.domain(), grid_, config_.output.resolution, magnitude, axes);
+      write_field_picture(dir_ / "error.png", picture);
+    }
+  } catch (const std::runtime_error& e) {
+    note(std::string("note: pictures not written: ") + e.what());
+  }
+}
+
 void RunOutput::write_solution(const std::vector<double>& u,
                                const std::vector<double>& laplacian) const {
+  write_pictures(solution_arrays(u, laplacian));
   if (!vtk_available()) {
     note("note: this build has no VTK: solution.vtu, centres.vtp, collocation.vtp not written");
     return;

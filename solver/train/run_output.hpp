@@ -79,6 +79,8 @@ class RunOutput {
   // Final files: history.csv, solution.vtu, collocation.vtp (each skipped without VTK, with a
   // note), summary.json; then the result lines on options.out.
   void write_history() const;
+  // Also draws the pictures (convergence.png; solution.png and error.png of a 2D or 3D problem)
+  // unless output.pictures is false; a build without PLplot notes that it draws none.
   void write_solution(const std::vector<double>& u, const std::vector<double>& laplacian) const;
   void write_collocation(const CollocationBatch& batch, const std::vector<double>& e,
                          const std::vector<double>& b) const;
@@ -95,6 +97,7 @@ class RunOutput {
  private:
   std::vector<PointArray> solution_arrays(const std::vector<double>& u,
                                           const std::vector<double>& laplacian) const;
+  void write_pictures(const std::vector<PointArray>& arrays) const;
 
   const Config& config_;
   const Problem& problem_;
