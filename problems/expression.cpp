@@ -69,7 +69,8 @@ std::string identifier_before(const std::string& text, int pos) {
 
 struct Expression::Impl {
   mu::Parser parser;
-  double vars[4] = {0, 0, 0, 0};  // the parser holds pointers to these: Impl never moves (shared_ptr)
+  // The parser holds pointers to these: Impl never moves (shared_ptr).
+  double vars[4] = {0, 0, 0, 0};
   bool constant = true;
 };
 

@@ -1,6 +1,6 @@
 // A user expression in x, y (and z in 3D, and t in a space-time problem), compiled once with
 // muParser and evaluated in bulk.
-// Constants: pi, _pi, _e. Functions: muParser's built-ins (sin, cos, exp, sqrt, abs, min, max, ...).
+// Constants: pi, _pi, _e. Functions: muParser's built-ins (sin, cos, exp, sqrt, abs, min, ...).
 #pragma once
 
 #include <cstddef>

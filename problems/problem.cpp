@@ -311,17 +311,32 @@ void Problem::sample(Rng& rng, std::size_t n_interior, std::size_t n_boundary,
   f_.evaluate(batch.interior.data(), n_interior, batch.f.data());
   domain_->sample_boundary(rng, n_boundary, batch.boundary.data(), batch.normals.data());
 
-  const auto fill = [](const Expression& e, bool default_value, const std::vector<double>& pts,
-                       std::size_t n, std::vector<double>& out) {
+  for (std::size_t j = 0; j < n_boundary; ++j) {
+    const double* x = batch.boundary.data() + j * d;
+    if (on_initial_face(batch.normals.data() + j * d)) {
+      batch.p[j] = (*initial_)(x);  // a Dirichlet row: α = 1, β = 0
+      continue;
+    }
+    const int e = boundary_entry(x);
+    batch.p[j] = e < 0 ? std::nan("") : boundary_[e].value(x);
+  }
+  fill_coefficients(batch);
+}
+
+void Problem::fill_coefficients(CollocationBatch& batch) const {
+  const std::size_t d = static_cast<std::size_t>(dim_);
+  const std::size_t n_interior = batch.n_interior(), n_boundary = batch.n_boundary();
+  batch.space_dim = has_time_ ? space_dim_ : 0;
+  const auto fill = [&](const Expression& e, bool default_value, std::vector<double>& out) {
     if (default_value) {
       out.clear();
       return;
     }
-    out.resize(n);
-    e.evaluate(pts.data(), n, out.data());
+    out.resize(n_interior);
+    e.evaluate(batch.interior.data(), n_interior, out.data());
   };
-  fill(a_, default_a_, batch.interior, n_interior, batch.a);
-  fill(c_, default_c_, batch.interior, n_interior, batch.c);
+  fill(a_, default_a_, batch.a);
+  fill(c_, default_c_, batch.c);
   if (default_b_) {
     batch.b.clear();
   } else {
@@ -332,23 +347,17 @@ void Problem::sample(Rng& rng, std::size_t n_interior, std::size_t n_boundary,
       for (std::size_t i = 0; i < n_interior; ++i) batch.b[i * d + k] = column[i];
     }
   }
+  // The initial face's rows and points no entry covers keep α = 1, β = 0.
   batch.alpha.assign(default_alpha_ ? 0 : n_boundary, 1.0);
   batch.beta.assign(default_beta_ ? 0 : n_boundary, 0.0);
+  if (default_alpha_ && default_beta_) return;
   for (std::size_t j = 0; j < n_boundary; ++j) {
     const double* x = batch.boundary.data() + j * d;
-    if (on_initial_face(batch.normals.data() + j * d)) {
-      batch.p[j] = (*initial_)(x);  // α = 1, β = 0: a Dirichlet row
-      continue;
-    }
+    if (on_initial_face(batch.normals.data() + j * d)) continue;
     const int e = boundary_entry(x);
-    if (e < 0) {
-      batch.p[j] = std::nan("");
-      continue;
-    }
-    const BoundaryCondition& bc = boundary_[e];
-    batch.p[j] = bc.value(x);
-    if (!default_alpha_) batch.alpha[j] = bc.alpha(x);
-    if (!default_beta_) batch.beta[j] = bc.beta(x);
+    if (e < 0) continue;
+    if (!default_alpha_) batch.alpha[j] = boundary_[e].alpha(x);
+    if (!default_beta_) batch.beta[j] = boundary_[e].beta(x);
   }
 }
 

@@ -150,6 +150,9 @@ class Problem {
   // Draws n_interior + n_boundary fresh points and evaluates f, the boundary values and the
   // coefficients (each left empty when it is its default everywhere; CollocationBatch).
   void sample(Rng& rng, std::size_t n_interior, std::size_t n_boundary, CollocationBatch& batch) const;
+  // Sets the batch's coefficients (and space_dim) from its points and normals, as sample() does:
+  // for a batch restored from a checkpoint, which keeps the points and targets only.
+  void fill_coefficients(CollocationBatch& batch) const;
 
   // Row residuals from the model's values at n points (row-major, n × dim): at interior points
   // a·Δₛu + b·∇u + c·u − f; at boundary points with outward normals α·u + β·∂u/∂n − p (u − u₀

@@ -97,7 +97,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
     bc_alpha_ = to_t(batch.alpha);
     bc_beta_ = to_t(batch.beta);
     nrm_ = to_t(batch.normals);
-    if ((op_a_.size() && op_a_.size() != f_.size()) || (op_b_.size() && op_b_.size() != xi_.size()) ||
+    if ((op_a_.size() && op_a_.size() != f_.size()) ||
+        (op_b_.size() && op_b_.size() != xi_.size()) ||
         (op_c_.size() && op_c_.size() != f_.size()) ||
         (bc_alpha_.size() && bc_alpha_.size() != p_.size()) ||
         (bc_beta_.size() && bc_beta_.size() != p_.size()) ||
@@ -402,7 +403,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
           T diff[D];
           const T r2 = squared_distance<D>(x, &c_[k * D], diff);
           su += w_[k] * rbf_exp(-r2 / (a_[k] * a_[k]));
-          sl += w_[k] * operator_row_value<D>(diff, r2, a_[k], eval_ds_, T(1), static_cast<const T*>(nullptr), T(0));
+          sl += w_[k] * operator_row_value<D>(diff, r2, a_[k], eval_ds_, T(1),
+                                              static_cast<const T*>(nullptr), T(0));
         }
         u[i] = double(su);
         laplacian[i] = double(sl);
@@ -604,10 +606,10 @@ class CpuRbfBackend final : public RbfBackend<T> {
   struct RowCoefficients {
     bool interior;
     const T* x;
-    T A, C;        // interior: a, c
-    const T* B;    // interior: b (null: zero)
+    T A, C;         // interior: a, c
+    const T* B;     // interior: b (null: zero)
     T alpha, beta;  // boundary
-    const T* n;    // boundary: the outward normal (null when β is zero everywhere)
+    const T* n;     // boundary: the outward normal (null when β is zero everywhere)
   };
 
   RowCoefficients row_coefficients(Eigen::Index row) const {
@@ -648,7 +650,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   LossParts general_residuals() {
     const int m = neurons();
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
-#pragma omp parallel for schedule(static) if((n_int + n_bnd) * m > kParallelWork)
+#pragma omp parallel for schedule(static) if ((n_int + n_bnd) * m > kParallelWork)
     for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
       const RowCoefficients rc = row_coefficients(row);
       T sum = T(0);

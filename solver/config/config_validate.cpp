@@ -158,9 +158,9 @@ void read_equation(const Field& equation, ProblemSpec& problem) {
     if (const Field a = equation.child("a"); a.present()) problem.a = read_expression(a);
     if (const Field b = equation.child("b"); b.present()) {
       const std::size_t n = std::size_t(problem.dim);
-      const std::string expected =
-          "a sequence of " + std::to_string(n) + " expressions (one per coordinate" +
-          (problem.time ? std::string(", t last") : std::string()) + ")";
+      const std::string expected = "a sequence of " + std::to_string(n) +
+                                   " expressions (one per coordinate" +
+                                   (problem.time ? std::string(", t last") : std::string()) + ")";
       const std::vector<Field> items = b.entries(expected);
       if (items.size() != n) {
         b.fail("expected " + std::to_string(n) + " expressions (one per coordinate" +

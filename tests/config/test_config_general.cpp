@@ -79,12 +79,13 @@ TEST(ConfigGeneral, ReadsHeatWithTimeAsASpaceTimeProblem) {
 }
 
 TEST(ConfigGeneral, HelmholtzReadsK) {
-  const std::string path = write_tmp("helmholtz.yaml",
-                                     "problem:\n"
-                                     "  domain: {type: disk, centre: [0, 0], radius: 1}\n"
-                                     "  equation: {type: helmholtz, k: \"4\", f: \"0\"}\n"
-                                     "  boundary:\n"
-                                     "    - {type: robin, alpha: \"1\", beta: \"0.5\", value: \"1\"}\n");
+  const std::string path =
+      write_tmp("helmholtz.yaml",
+                "problem:\n"
+                "  domain: {type: disk, centre: [0, 0], radius: 1}\n"
+                "  equation: {type: helmholtz, k: \"4\", f: \"0\"}\n"
+                "  boundary:\n"
+                "    - {type: robin, alpha: \"1\", beta: \"0.5\", value: \"1\"}\n");
   const Config c = load_config(path);
   ASSERT_TRUE(c.problem.k);
   EXPECT_EQ(c.problem.k->text, "4");
@@ -103,9 +104,12 @@ std::string problem(const std::string& equation, const std::string& boundary,
                     const std::string& extra = "") {
   return "problem:\n"
          "  domain: {type: rectangle, min: [0, 0], max: [1, 1]}\n"
-         "  equation: " + equation + "\n"
+         "  equation: " +
+         equation +
+         "\n"
          "  boundary:\n"
-         "    - " + boundary + "\n" + extra;
+         "    - " +
+         boundary + "\n" + extra;
 }
 
 class BadGeneralConfig : public ::testing::TestWithParam<Bad> {};
@@ -146,8 +150,8 @@ const Bad kBad[] = {
      "3:29: problem.equation.k: unknown key \"k\" (did you mean \"f\"?)"},
     {"helmholtz_without_k", problem("{type: helmholtz, f: \"1\"}", kDirichlet),
      "3:13: problem.equation: missing required key \"k\""},
-    {"time_start_not_before_end", problem("{f: \"1\"}", kDirichlet,
-                                           "  time: {start: 1, end: 1}\n  initial: \"0\"\n"),
+    {"time_start_not_before_end",
+     problem("{f: \"1\"}", kDirichlet, "  time: {start: 1, end: 1}\n  initial: \"0\"\n"),
      "6:25: problem.time.end: expected a value greater than start = 1, found \"1\""},
     {"time_without_initial", problem("{f: \"1\"}", kDirichlet, "  time: {start: 0, end: 1}\n"),
      "6:9: problem.time: expected problem.initial (u at t = start) with problem.time"},
@@ -170,9 +174,10 @@ TEST(ConfigGeneral, OnlyNeumannIsRefusedNamingTheBoundary) {
     ADD_FAILURE() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ":5:5: problem.boundary: expected a dirichlet entry, a robin entry with "
-                     "alpha ≠ 0, or a reaction term c ≠ 0: with only Neumann conditions the "
-                     "solution is fixed only up to an added constant");
+              path +
+                  ":5:5: problem.boundary: expected a dirichlet entry, a robin entry with "
+                  "alpha ≠ 0, or a reaction term c ≠ 0: with only Neumann conditions the "
+                  "solution is fixed only up to an added constant");
   }
 }
 
@@ -207,8 +212,8 @@ void fd_values(const Expression& u, const std::vector<double>& points, int dim, 
 // The shipped configs beyond Poisson/Dirichlet state their problems correctly: the exact
 // solution satisfies every interior and boundary row (derivatives by differences, h = 1e-4).
 TEST(ShippedGeneralConfigs, ExactSolutionsSatisfyEveryRow) {
-  for (const char* file : {"helmholtz_robin.yaml", "mixed_neumann.yaml", "linear_variable.yaml",
-                           "heat2d.yaml"}) {
+  for (const char* file :
+       {"helmholtz_robin.yaml", "mixed_neumann.yaml", "linear_variable.yaml", "heat2d.yaml"}) {
     SCOPED_TRACE(file);
     const Config config = load_config(testing::shipped_config(file));
     const Problem problem = Problem::build(config.problem);

@@ -41,6 +41,24 @@ ProblemSpec square_spec() {
   return s;
 }
 
+// Linear in space-time with a reaction term and a Robin side (for fill_coefficients).
+ProblemSpec heat_spec_for_fill() {
+  ProblemSpec s = square_spec();
+  s.dim = 3;
+  s.time = TimeSpec{0, 1, SourceLoc{"g.yaml", 6, 9}};
+  s.equation = "linear";
+  s.a = expr("1 + t", "problem.equation.a");
+  s.b = {expr("0", "problem.equation.b[0]"), expr("x", "problem.equation.b[1]"),
+         expr("-1", "problem.equation.b[2]")};
+  s.c = expr("y*t", "problem.equation.c");
+  s.initial = expr("x", "problem.initial");
+  BoundarySpec robin = entry("robin", "t", "x < 0.5", 0);
+  robin.alpha = expr("1 + y", "problem.boundary[0].alpha");
+  robin.beta = expr("t", "problem.boundary[0].beta");
+  s.boundary = {robin, entry("dirichlet", "0", "1", 1)};
+  return s;
+}
+
 InputError build_error(const ProblemSpec& spec) {
   try {
     Problem::build(spec);
@@ -176,6 +194,30 @@ TEST(ProblemGeneral, ResidualsOfTheExactSolutionVanish) {
   double worst = 0;
   for (double v : r) worst = std::max(worst, std::abs(v));
   EXPECT_GT(worst, 0.09);
+}
+
+// A batch restored from a checkpoint keeps its points and targets only: fill_coefficients gives
+// back exactly the coefficients sample() drew.
+TEST(ProblemGeneral, FillCoefficientsRestoresWhatSampleSet) {
+  ProblemSpec s = heat_spec_for_fill();
+  const Problem p = Problem::build(s);
+  Rng rng(4);
+  CollocationBatch b;
+  p.sample(rng, 50, 300, b);
+  CollocationBatch restored = b;
+  restored.a.clear(), restored.b.clear(), restored.c.clear();
+  restored.alpha.clear(), restored.beta.clear();
+  restored.space_dim = 0;
+  p.fill_coefficients(restored);
+  EXPECT_EQ(restored.space_dim, b.space_dim);
+  EXPECT_EQ(restored.a, b.a);
+  EXPECT_EQ(restored.b, b.b);
+  EXPECT_EQ(restored.c, b.c);
+  EXPECT_EQ(restored.alpha, b.alpha);
+  EXPECT_EQ(restored.beta, b.beta);
+  EXPECT_FALSE(b.alpha.empty());
+  EXPECT_FALSE(b.beta.empty());
+  EXPECT_FALSE(b.c.empty());
 }
 
 TEST(ProblemGeneral, OnlyNeumannWithoutReactionIsRefused) {
