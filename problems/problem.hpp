@@ -136,6 +136,16 @@ class Problem {
   bool has_exact() const { return exact_.has_value(); }
   const Expression& exact() const { return *exact_; }
 
+  // The interior row's coefficients as compiled (for code that translates them, e.g. a device
+  // sampler): a (the constant 1 by default), b (one per coordinate, or empty when zero), c (the
+  // constant 0 by default). The boundary entries' α and β are in boundary(); the initial face's
+  // row (with time) is u = initial().
+  const Expression& a() const { return a_; }
+  const std::vector<Expression>& b() const { return b_; }
+  const Expression& c() const { return c_; }
+  bool has_initial() const { return initial_.has_value(); }
+  const Expression& initial() const { return *initial_; }
+
   // True when every row is Δu = f or u = p (a = 1, b = 0, c = 0, α = 1, β = 0, no time): the
   // batches then carry no coefficients and the backends take their Poisson paths.
   bool poisson_dirichlet() const { return poisson_dirichlet_; }

@@ -45,8 +45,10 @@ TEST(ConfigGeneral, ReadsLinearEquationAndMixedConditions) {
   EXPECT_EQ(c.problem.boundary[1].alpha.text, "2");
   EXPECT_EQ(c.problem.boundary[1].beta.text, "1");  // β defaults to 1
   EXPECT_TRUE(c.problem.boundary[0].alpha.text.empty());
-  // The defaults for variable projection follow the dimension: 2D.
-  EXPECT_EQ(c.model.neurons, 100);
+  // The defaults for variable projection follow the dimension: those of a 2D Poisson problem.
+  const Config plain = load_config(write_tmp("general_plain.yaml", testing::kProblem));
+  EXPECT_EQ(c.model.neurons, plain.model.neurons);
+  EXPECT_EQ(c.training.points_interior, plain.training.points_interior);
   const Problem p = Problem::build(c.problem);
   EXPECT_FALSE(p.poisson_dirichlet());
   // The resolved config reads back to the same values.
@@ -69,8 +71,18 @@ TEST(ConfigGeneral, ReadsHeatWithTimeAsASpaceTimeProblem) {
   EXPECT_EQ(c.problem.space_dim(), 2);
   ASSERT_TRUE(c.problem.time && c.problem.initial && c.problem.diffusivity);
   EXPECT_EQ(c.problem.time->end, 0.5);
-  // Space-time is 3D for the defaults: 216 neurons, a 41³ grid.
-  EXPECT_EQ(c.model.neurons, 216);
+  // Space-time is 3D for the defaults: those of a box, a 41³ grid.
+  const Config box = load_config(write_tmp("heat_box.yaml",
+                                           "problem:\n"
+                                           "  domain: {type: box, min: [0, 0, 0], max: [1, 1, 1]}\n"
+                                           "  equation: {f: \"1\"}\n"
+                                           "  boundary:\n"
+                                           "    - {type: dirichlet, value: \"0\"}\n"));
+  EXPECT_EQ(c.model.neurons, box.model.neurons);
+  EXPECT_EQ(c.training.points_interior, box.training.points_interior);
+  EXPECT_EQ(c.training.points_boundary, box.training.points_boundary);
+  EXPECT_NE(c.model.neurons,
+            load_config(write_tmp("heat_plain.yaml", testing::kProblem)).model.neurons);
   EXPECT_EQ(c.output.resolution, (std::vector<int>{41, 41, 41}));
   const Problem p = Problem::build(c.problem);
   EXPECT_TRUE(p.has_time());

@@ -57,10 +57,12 @@ TEST(GeneralSolve, MixedNeumannDirichlet) { expect_bound("mixed_neumann", 1e-4, 
 // a·Δu + b·∇u + c·u = f with a, b, c varying over the disk. Measured 9.0e-7.
 TEST(GeneralSolve, LinearVariableCoefficients) { expect_bound("linear_variable", 1e-5, k2D); }
 
-// ∂u/∂t = κΔu on [0, 1]² × [0, 1], an initial condition and Dirichlet sides.
+// ∂u/∂t = κΔu on [0, 1]² × [0, 1], an initial condition and Dirichlet sides: a 3D problem for
+// the network, here with 64 neurons and 40 iterations. Measured 5.0e-4 (30 iterations 7.9e-4,
+// 60 iterations 2.4e-4).
 TEST(GeneralSolve, HeatSpaceTime) {
-  expect_bound("heat2d", 1e-3,
-               {"model.neurons=64", "training.max_cycles=30", "output.resolution=[17, 17, 17]"});
+  expect_bound("heat2d", 2e-3,
+               {"model.neurons=64", "training.max_cycles=40", "output.resolution=[17, 17, 17]"});
 }
 
 }  // namespace
