@@ -49,7 +49,8 @@ void reject_assignment(const std::string& text) {
   }
 }
 
-std::string dims_hint(int dim) {
+std::string dims_hint(int dim, bool time) {
+  if (time) return dim == 3 ? " (variables are x, y and t)" : " (variables are x, y, z and t)";
   return dim == 2 ? " (a 2D problem has variables x and y)" : " (variables are x, y and z)";
 }
 
@@ -68,13 +69,14 @@ std::string identifier_before(const std::string& text, int pos) {
 
 struct Expression::Impl {
   mu::Parser parser;
-  double vars[3] = {0, 0, 0};  // the parser holds pointers to these: Impl never moves (shared_ptr)
+  // The parser holds pointers to these: Impl never moves (shared_ptr).
+  double vars[4] = {0, 0, 0, 0};
   bool constant = true;
 };
 
-Expression::Expression(const std::string& text, int dim) : text_(text), dim_(dim) {
-  if (dim != 2 && dim != 3) {
-    throw ExpressionError("dimension must be 2 or 3, found " + std::to_string(dim));
+Expression::Expression(const std::string& text, int dim, bool time) : text_(text), dim_(dim) {
+  if (time ? (dim != 3 && dim != 4) : (dim != 2 && dim != 3)) {
+    throw ExpressionError("dimension must be 2 or 3 (plus time), found " + std::to_string(dim));
   }
   if (trim(text).empty()) throw ExpressionError("empty expression");
   reject_assignment(text);
@@ -84,8 +86,9 @@ Expression::Expression(const std::string& text, int dim) : text_(text), dim_(dim
   std::set<std::string> allowed;
   try {
     for (int k = 0; k < dim; ++k) {
-      p.DefineVar(kVariableNames[k], &impl->vars[k]);
-      allowed.insert(kVariableNames[k]);
+      const char* name = time && k == dim - 1 ? "t" : kVariableNames[k];
+      p.DefineVar(name, &impl->vars[k]);
+      allowed.insert(name);
     }
     p.DefineConst("pi", kPi);
     // Debian's muParser 2.3.3 defines _pi with only 12 decimals (3.141592653589); override it so
@@ -115,7 +118,7 @@ Expression::Expression(const std::string& text, int dim) : text_(text), dim_(dim
     const int pos = e.GetPos();
     if (e.GetCode() == mu::ecUNASSIGNABLE_TOKEN && is_identifier(trim(token))) {
       throw ExpressionError("unknown variable '" + trim(token) + "' at position " +
-                            std::to_string(pos) + dims_hint(dim));
+                            std::to_string(pos) + dims_hint(dim, time));
     }
     if (e.GetCode() == mu::ecUNEXPECTED_PARENS && token == "(") {
       const std::string name = identifier_before(text, pos);
@@ -132,7 +135,7 @@ Expression::Expression(const std::string& text, int dim) : text_(text), dim_(dim
   }
   // Defensive: a name GetUsedVar saw but Eval did not reject (should not happen with no factory).
   if (!unknown.empty()) {
-    throw ExpressionError("unknown variable '" + unknown.front() + "'" + dims_hint(dim));
+    throw ExpressionError("unknown variable '" + unknown.front() + "'" + dims_hint(dim, time));
   }
   impl_ = std::move(impl);
 }

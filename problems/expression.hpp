@@ -1,5 +1,6 @@
-// A user expression in x, y (and z in 3D), compiled once with muParser and evaluated in bulk.
-// Constants: pi, _pi, _e. Functions: muParser's built-ins (sin, cos, exp, sqrt, abs, min, max, ...).
+// A user expression in x, y (and z in 3D, and t in a space-time problem), compiled once with
+// muParser and evaluated in bulk.
+// Constants: pi, _pi, _e. Functions: muParser's built-ins (sin, cos, exp, sqrt, abs, min, ...).
 #pragma once
 
 #include <cstddef>
@@ -19,9 +20,10 @@ class ExpressionError : public std::runtime_error {
 class Expression {
  public:
   Expression() = default;  // empty: evaluates to 0, is_constant() == true
-  // Compiles `text` with the variables of a `dim`-dimensional point (x, y; x, y, z).
-  // Throws ExpressionError when the text does not parse or uses anything undefined.
-  Expression(const std::string& text, int dim);
+  // Compiles `text` with the variables of a `dim`-dimensional point (x, y; x, y, z). With
+  // `time`, the last coordinate is t (x, y, t; x, y, z, t). Throws ExpressionError when the text
+  // does not parse or uses anything undefined.
+  Expression(const std::string& text, int dim, bool time = false);
 
   const std::string& text() const { return text_; }
   int dim() const { return dim_; }

@@ -2,6 +2,11 @@
 // Jacobian rows) or over neurons (gradients), never over a reduction whose order could change
 // with the thread count — same seed, same numbers.
 //
+// A batch that is not Poisson/Dirichlet (CollocationBatch::poisson_dirichlet() false) takes the
+// general rows of rbf_math.hpp everywhere — interior a·Δₛφ + b·∇φ + c·φ, boundary
+// α·φ + β·∂φ/∂n, and their centre and width derivatives; the Poisson path is kept as it was,
+// for its speed and its numbers.
+//
 // Napkin math per gdcg cycle at (m neurons, n = N + K points, d = 2): the residual pass and the
 // gradient pass each evaluate n·m Gaussians (~20 FLOPs + one exp each); assembling M and N
 // another n·m; CG costs 4·n·m FLOPs per iteration (two GEMVs over the stored n × m features).
@@ -44,7 +49,11 @@ template <class T, int D>
 class CpuRbfBackend final : public RbfBackend<T> {
  public:
   explicit CpuRbfBackend(const BackendOptions& options)
-      : penalty_(T(options.penalty)), min_width_(T(options.min_width)) {}
+      : penalty_(T(options.penalty)),
+        min_width_(T(options.min_width)),
+        eval_ds_(options.laplacian_dims > 0 ? options.laplacian_dims : D) {
+    if (eval_ds_ > D) throw std::invalid_argument("laplacian_dims exceeds the dimension");
+  }
 
   std::string name() const override { return "cpu"; }
   std::string device_name() const override { return cpu_model_name(); }
@@ -76,6 +85,25 @@ class CpuRbfBackend final : public RbfBackend<T> {
     f_ = Eigen::Map<const Vector<double>>(batch.f.data(), batch.f.size()).template cast<T>();
     p_ = Eigen::Map<const Vector<double>>(batch.p.data(), batch.p.size()).template cast<T>();
     normals_ = batch.normals;
+    general_ = !batch.poisson_dirichlet();
+    ds_ = batch.laplacian_dims();
+    space_dim_ = batch.space_dim;
+    const auto to_t = [](const std::vector<double>& v) -> Vector<T> {
+      return Eigen::Map<const Vector<double>>(v.data(), Eigen::Index(v.size())).template cast<T>();
+    };
+    op_a_ = to_t(batch.a);
+    op_b_ = to_t(batch.b);
+    op_c_ = to_t(batch.c);
+    bc_alpha_ = to_t(batch.alpha);
+    bc_beta_ = to_t(batch.beta);
+    nrm_ = to_t(batch.normals);
+    if ((op_a_.size() && op_a_.size() != f_.size()) ||
+        (op_b_.size() && op_b_.size() != xi_.size()) ||
+        (op_c_.size() && op_c_.size() != f_.size()) ||
+        (bc_alpha_.size() && bc_alpha_.size() != p_.size()) ||
+        (bc_beta_.size() && bc_beta_.size() != p_.size()) ||
+        (bc_beta_.size() && nrm_.size() != xb_.size()))
+      throw std::invalid_argument("batch coefficients of the wrong size");
     e_.resize(f_.size());
     b_.resize(p_.size());
     invalidate_features();
@@ -89,10 +117,22 @@ class CpuRbfBackend final : public RbfBackend<T> {
     b.f.assign(f_.data(), f_.data() + f_.size());
     b.p.assign(p_.data(), p_.data() + p_.size());
     b.normals = normals_;
+    b.space_dim = space_dim_;
+    const auto to_d = [](const Vector<T>& v) {
+      std::vector<double> out(std::size_t(v.size()));
+      for (Eigen::Index i = 0; i < v.size(); ++i) out[std::size_t(i)] = double(v[i]);
+      return out;
+    };
+    b.a = to_d(op_a_);
+    b.b = to_d(op_b_);
+    b.c = to_d(op_c_);
+    b.alpha = to_d(bc_alpha_);
+    b.beta = to_d(bc_beta_);
     return b;
   }
 
   LossParts residuals() override {
+    if (general_) return general_residuals();
     const int m = neurons();
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
 #pragma omp parallel for schedule(static) if(n_int * m > kParallelWork)
@@ -228,6 +268,15 @@ class CpuRbfBackend final : public RbfBackend<T> {
       const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
       const T scale = interior ? si : sb;
       C(row, cols) = scale * (interior ? e_[row] : b_[row - n_int]);
+      if (general_) {
+        const RowCoefficients rc = row_coefficients(row);
+        for (int k = 0; k < m; ++k) {
+          const RowTerms<D, T> t = general_terms(rc, k);
+          for (int j = 0; j < D; ++j) C(row, k * D + j) = scale * w_[k] * t.dc[j];
+          C(row, Eigen::Index(m) * D + k) = scale * w_[k] * t.da;
+        }
+        continue;
+      }
       for (int k = 0; k < m; ++k) {
         T diff[D];
         const T r2 = squared_distance<D>(x, &c_[k * D], diff);
@@ -269,6 +318,16 @@ class CpuRbfBackend final : public RbfBackend<T> {
       const T scale = interior ? si : sb;
       R_[row] = scale * (interior ? e_[row] : b_[row - n_int]);
       T* jr = &J_(row, 0);
+      if (general_) {
+        const RowCoefficients rc = row_coefficients(row);
+        for (int k = 0; k < m; ++k) {
+          const RowTerms<D, T> t = general_terms(rc, k);
+          jr[k] = scale * t.value;
+          for (int j = 0; j < D; ++j) jr[m + k * D + j] = scale * w_[k] * t.dc[j];
+          jr[m + m * D + k] = scale * w_[k] * t.da;
+        }
+        continue;
+      }
       for (int k = 0; k < m; ++k) {
         T diff[D];
         const T r2 = squared_distance<D>(x, &c_[k * D], diff);
@@ -338,6 +397,19 @@ class CpuRbfBackend final : public RbfBackend<T> {
       T x[D];
       for (int j = 0; j < D; ++j) x[j] = T(points[i * D + j]);
       T su = T(0), sl = T(0);
+      if (eval_ds_ < D) {
+        // Δₛ over the first eval_ds_ coordinates: the general interior row with a = 1, b = c = 0.
+        for (int k = 0; k < m; ++k) {
+          T diff[D];
+          const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+          su += w_[k] * rbf_exp(-r2 / (a_[k] * a_[k]));
+          sl += w_[k] * operator_row_value<D>(diff, r2, a_[k], eval_ds_, T(1),
+                                              static_cast<const T*>(nullptr), T(0));
+        }
+        u[i] = double(su);
+        laplacian[i] = double(sl);
+        continue;
+      }
       for (int k = 0; k < m; ++k) {
         T diff[D], phi, lap;
         const T r2 = squared_distance<D>(x, &c_[k * D], diff);
@@ -460,6 +532,24 @@ class CpuRbfBackend final : public RbfBackend<T> {
     for (int k = 0; k < m; ++k) {
       const T* c = &c_[k * D];
       T sw_i = T(0), sa_i = T(0), sc_i[D] = {}, sw_b = T(0), sa_b = T(0), sc_b[D] = {};
+      if (general_) {
+        for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
+          const RowTerms<D, T> t = general_terms(row_coefficients(row), k);
+          const bool interior = row < n_int;
+          const T r = interior ? e_[row] : b_[row - n_int];
+          T& sw = interior ? sw_i : sw_b;
+          T& sa = interior ? sa_i : sa_b;
+          T* sc = interior ? sc_i : sc_b;
+          sw += r * t.value;
+          sa += r * t.da;
+          for (int j = 0; j < D; ++j) sc[j] += r * t.dc[j];
+        }
+        const T w = w_[k];
+        if (gw) (*gw)[k] = sw_i * inv_n + sw_b * lam_k;
+        ga[k] = w * (sa_i * inv_n + sa_b * lam_k);
+        for (int j = 0; j < D; ++j) gc[k * D + j] = w * (sc_i[j] * inv_n + sc_b[j] * lam_k);
+        continue;
+      }
       for (Eigen::Index i = 0; i < n_int; ++i) {
         T diff[D];
         const T r2 = squared_distance<D>(&xi_[i * D], c, diff);
@@ -497,6 +587,11 @@ class CpuRbfBackend final : public RbfBackend<T> {
       const bool interior = row < n_int;
       const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
       T* out = interior ? &M_(row, 0) : &N_(row - n_int, 0);
+      if (general_) {
+        const RowCoefficients rc = row_coefficients(row);
+        for (int k = 0; k < m; ++k) out[k] = general_value(rc, k);
+        continue;
+      }
       for (int k = 0; k < m; ++k) {
         T diff[D], phi, lap;
         const T r2 = squared_distance<D>(x, &c_[k * D], diff);
@@ -505,6 +600,67 @@ class CpuRbfBackend final : public RbfBackend<T> {
       }
     }
     features_valid_ = true;
+  }
+
+  // The coefficients of one row of the general system (interior rows first, then boundary rows).
+  struct RowCoefficients {
+    bool interior;
+    const T* x;
+    T A, C;         // interior: a, c
+    const T* B;     // interior: b (null: zero)
+    T alpha, beta;  // boundary
+    const T* n;     // boundary: the outward normal (null when β is zero everywhere)
+  };
+
+  RowCoefficients row_coefficients(Eigen::Index row) const {
+    const Eigen::Index n_int = f_.size();
+    RowCoefficients rc{};
+    rc.interior = row < n_int;
+    if (rc.interior) {
+      rc.x = &xi_[row * D];
+      rc.A = op_a_.size() ? op_a_[row] : T(1);
+      rc.C = op_c_.size() ? op_c_[row] : T(0);
+      rc.B = op_b_.size() ? &op_b_[row * D] : nullptr;
+    } else {
+      const Eigen::Index j = row - n_int;
+      rc.x = &xb_[j * D];
+      rc.alpha = bc_alpha_.size() ? bc_alpha_[j] : T(1);
+      rc.beta = bc_beta_.size() ? bc_beta_[j] : T(0);
+      rc.n = bc_beta_.size() ? &nrm_[j * D] : nullptr;
+    }
+    return rc;
+  }
+
+  // The row's feature of neuron k: a·Δₛφ_k + b·∇φ_k + c·φ_k or α·φ_k + β·∂φ_k/∂n.
+  T general_value(const RowCoefficients& rc, int k) const {
+    T diff[D];
+    const T r2 = squared_distance<D>(rc.x, &c_[k * D], diff);
+    return rc.interior ? operator_row_value<D>(diff, r2, a_[k], ds_, rc.A, rc.B, rc.C)
+                       : boundary_row_value<D>(diff, r2, a_[k], rc.n, rc.alpha, rc.beta);
+  }
+
+  // The feature and its derivatives with respect to neuron k's centre and width.
+  RowTerms<D, T> general_terms(const RowCoefficients& rc, int k) const {
+    T diff[D];
+    const T r2 = squared_distance<D>(rc.x, &c_[k * D], diff);
+    return rc.interior ? operator_row_terms<D>(diff, r2, a_[k], ds_, rc.A, rc.B, rc.C)
+                       : boundary_row_terms<D>(diff, r2, a_[k], rc.n, rc.alpha, rc.beta);
+  }
+
+  LossParts general_residuals() {
+    const int m = neurons();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+#pragma omp parallel for schedule(static) if ((n_int + n_bnd) * m > kParallelWork)
+    for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
+      const RowCoefficients rc = row_coefficients(row);
+      T sum = T(0);
+      for (int k = 0; k < m; ++k) sum += w_[k] * general_value(rc, k);
+      if (rc.interior)
+        e_[row] = sum - f_[row];
+      else
+        b_[row - n_int] = sum - p_[row - n_int];
+    }
+    return loss_parts();
   }
 
   void residuals_from_features() {
@@ -516,6 +672,12 @@ class CpuRbfBackend final : public RbfBackend<T> {
   Vector<T> w_, c_, a_;
   Vector<T> xi_, xb_, f_, p_, e_, b_;
   std::vector<double> normals_;
+  // The general rows' coefficients (empty: their defaults), CollocationBatch.
+  bool general_ = false;
+  int ds_ = D;         // the batch's Laplacian coordinates
+  int space_dim_ = 0;  // the batch's space_dim, as given
+  int eval_ds_ = D;    // evaluate()'s Laplacian coordinates (BackendOptions::laplacian_dims)
+  Vector<T> op_a_, op_b_, op_c_, bc_alpha_, bc_beta_, nrm_;
   Matrix<T> M_, N_;
   bool features_valid_ = false;
   Matrix<T> J_, JtJ_;

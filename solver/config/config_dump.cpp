@@ -67,12 +67,34 @@ void emit_problem(YAML::Emitter& out, const ProblemSpec& problem) {
   emit_domain(out, problem.domain);
   out << YAML::Key << "equation" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << problem.equation;
+  if (problem.a) emit_text(out, "a", problem.a->text);
+  if (!problem.b.empty()) {
+    out << YAML::Key << "b" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const ExprSpec& b : problem.b) out << YAML::DoubleQuoted << b.text;
+    out << YAML::EndSeq;
+  }
+  if (problem.c) emit_text(out, "c", problem.c->text);
+  if (problem.k) emit_text(out, "k", problem.k->text);
+  if (problem.diffusivity) emit_text(out, "diffusivity", problem.diffusivity->text);
   emit_text(out, "f", problem.f.text);
   out << YAML::EndMap;
+  if (problem.time) {
+    out << YAML::Key << "time" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "start" << YAML::Value;
+    number(out, problem.time->start);
+    out << YAML::Key << "end" << YAML::Value;
+    number(out, problem.time->end);
+    out << YAML::EndMap;
+  }
+  if (problem.initial) emit_text(out, "initial", problem.initial->text);
   out << YAML::Key << "boundary" << YAML::Value << YAML::BeginSeq;
   for (const BoundarySpec& entry : problem.boundary) {
     out << YAML::BeginMap;
     out << YAML::Key << "type" << YAML::Value << entry.type;
+    if (entry.type == "robin") {
+      emit_text(out, "alpha", entry.alpha.text);
+      emit_text(out, "beta", entry.beta.text);
+    }
     emit_text(out, "value", entry.value.text);
     emit_text(out, "where", entry.where.text);
     out << YAML::EndMap;

@@ -144,9 +144,22 @@ DomainSpec read_domain(const Field& field, const std::filesystem::path& base_dir
 }
 
 BoundarySpec read_boundary_entry(const Field& field) {
-  field.check_map({"type", "value", "where"});
+  // A misspelt key is a likelier mistake than a missing type: report it first.
+  if (!field.child("type").present()) field.check_map({"type", "value", "where", "alpha", "beta"});
   BoundarySpec entry;
-  entry.type = read_choice(field.require("type"), {"dirichlet"});
+  entry.loc = field.loc();
+  entry.type = read_choice(field.require("type"), {"dirichlet", "neumann", "robin"});
+  if (entry.type == "robin") {
+    field.check_map({"type", "value", "where", "alpha", "beta"});
+    entry.alpha = read_expression(field.require("alpha"));
+    if (const Field beta = field.child("beta"); beta.present()) {
+      entry.beta = read_expression(beta);
+    } else {
+      entry.beta = ExprSpec{"1", beta.path(), field.loc()};
+    }
+  } else {
+    field.check_map({"type", "value", "where"});
+  }
   entry.value = read_expression(field.require("value"));
   const Field where = field.child("where");
   if (where.present()) {
@@ -159,20 +172,86 @@ BoundarySpec read_boundary_entry(const Field& field) {
   return entry;
 }
 
+bool finite_number(double x) { return std::isfinite(x); }
+
+TimeSpec read_time(const Field& field) {
+  field.check_map({"start", "end"});
+  TimeSpec time;
+  time.loc = field.loc();
+  time.start = read_double(field.require("start"), finite_number, "a number");
+  const Field end = field.require("end");
+  time.end = read_double(end, finite_number, "a number");
+  if (!(time.end > time.start)) {
+    end.fail("expected a value greater than start = " + format_double(time.start) + ", found " +
+             describe(end.node()));
+  }
+  return time;
+}
+
+// problem.equation: the keys each type takes (ProblemSpec).
+void read_equation(const Field& equation, ProblemSpec& problem) {
+  const Field type = equation.child("type");
+  if (!type.present()) {
+    equation.check_map({"type", "f"});
+  } else {
+    problem.equation = read_choice(type, {"poisson", "helmholtz", "heat", "linear"});
+  }
+  problem.equation_loc = type.present() ? type.loc() : equation.loc();
+  const std::string& eq = problem.equation;
+  if (eq == "poisson") {
+    equation.check_map({"type", "f"});
+  } else if (eq == "helmholtz") {
+    equation.check_map({"type", "k", "f"});
+    problem.k = read_expression(equation.require("k"));
+  } else if (eq == "heat") {
+    equation.check_map({"type", "diffusivity", "f"});
+    if (!problem.time) {
+      type.fail("expected problem.time ({start, end}) for the heat equation, found no time");
+    }
+    problem.diffusivity = read_expression(equation.require("diffusivity"));
+  } else {
+    equation.check_map({"type", "a", "b", "c", "f"});
+    if (const Field a = equation.child("a"); a.present()) problem.a = read_expression(a);
+    if (const Field b = equation.child("b"); b.present()) {
+      const std::size_t n = std::size_t(problem.dim);
+      const std::string expected = "a sequence of " + std::to_string(n) +
+                                   " expressions (one per coordinate" +
+                                   (problem.time ? std::string(", t last") : std::string()) + ")";
+      const std::vector<Field> items = b.entries(expected);
+      if (items.size() != n) {
+        b.fail("expected " + std::to_string(n) + " expressions (one per coordinate" +
+               (problem.time ? std::string(", t last") : std::string()) + "), found " +
+               std::to_string(items.size()));
+      }
+      for (const Field& item : items) problem.b.push_back(read_expression(item));
+      problem.b_loc = b.loc();
+    }
+    if (const Field c = equation.child("c"); c.present()) problem.c = read_expression(c);
+  }
+  problem.f = read_expression(equation.require("f"));
+}
+
 ProblemSpec read_problem(const Field& field, const std::filesystem::path& base_dir) {
-  field.check_map({"domain", "equation", "boundary", "exact"});
+  field.check_map({"domain", "equation", "time", "initial", "boundary", "exact"});
   ProblemSpec problem;
   problem.domain = read_domain(field.require("domain"), base_dir, false);
   problem.dim = domain_dim(problem.domain);
-
-  const Field equation = field.require("equation");
-  equation.check_map({"type", "f"});
-  if (const Field type = equation.child("type"); type.present()) {
-    problem.equation = read_choice(type, {"poisson"});
+  if (const Field time = field.child("time"); time.present()) {
+    problem.time = read_time(time);
+    problem.dim += 1;  // t is the last coordinate
   }
-  problem.f = read_expression(equation.require("f"));
+
+  read_equation(field.require("equation"), problem);
+
+  if (const Field initial = field.child("initial"); initial.present()) {
+    if (!problem.time) initial.fail("expected no initial condition without problem.time");
+    problem.initial = read_expression(initial);
+  } else if (problem.time) {
+    field.child("time").fail("expected problem.initial (u at t = start) with problem.time");
+  }
 
   const Field boundary = field.require("boundary");
+  problem.boundary_loc = boundary.loc();
   const std::vector<Field> entries = boundary.entries("a sequence of boundary conditions");
   if (entries.empty()) {
     boundary.fail("expected at least one boundary condition, found an empty sequence");

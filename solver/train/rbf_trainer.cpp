@@ -116,6 +116,8 @@ template <class T>
 TrainOutcome RbfTrainer<T>::resume(const TrainerState<T>& state, const ReportFn<T>& report,
                                    const StopFn& should_stop) {
   state_ = state;
+  // A checkpoint keeps the batch's points and targets; its coefficients are the problem's.
+  problem_.fill_coefficients(state_.batch);
   backend_.set_parameters(state_.params);
   backend_.set_batch(state_.batch);
   return run(TrainOutcome{}, report, should_stop);

@@ -58,8 +58,6 @@ RunOutput::RunOutput(const Config& config, const Problem& problem, const SolveOp
     : config_(config), problem_(problem), options_(options), dir_(config.output.directory) {
   grid_ = make_evaluation_grid(problem.domain(), config.output.resolution);
   const std::size_t n = grid_.n_points();
-  f_.resize(n);
-  problem.f().evaluate(grid_.points.data(), n, f_.data());
   if (problem.has_exact()) {
     exact_.resize(n);
     problem.exact().evaluate(grid_.points.data(), n, exact_.data());
@@ -102,7 +100,7 @@ void RunOutput::note(const std::string& text) const {
 }
 
 std::vector<PointArray> RunOutput::solution_arrays(const std::vector<double>& u,
-                                                   const std::vector<double>& laplacian) const {
+                                                   const std::vector<double>& residual) const {
   std::vector<PointArray> arrays;
   arrays.push_back({"u", 1, u});
   if (!exact_.empty()) {
@@ -111,15 +109,13 @@ std::vector<PointArray> RunOutput::solution_arrays(const std::vector<double>& u,
     arrays.push_back({"u_exact", 1, exact_});
     arrays.push_back({"error", 1, err});
   }
-  std::vector<double> res(u.size());
-  for (std::size_t i = 0; i < u.size(); ++i) res[i] = laplacian[i] - f_[i];
-  arrays.push_back({"residual", 1, res});
+  arrays.push_back({"residual", 1, residual});
   return arrays;
 }
 
 ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
                              const ValidationFigures& validation, const std::vector<double>& u,
-                             const std::vector<double>& laplacian, bool final) {
+                             const std::vector<double>& residual, bool final) {
   const ErrorNorms e = exact_.empty() ? ErrorNorms{} : compute_errors(u, exact_);
   const bool history_due = final || cycle % std::max(1, config_.output.report_every) == 0;
   if (history_due)
@@ -161,7 +157,7 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
     char name[64];
     std::snprintf(name, sizeof name, "training_%06ld.vtu", cycle);
     if (snapshots_.empty() || snapshots_.back().second != name) {
-      write_grid_vtu(dir_ / name, grid_, solution_arrays(u, laplacian));
+      write_grid_vtu(dir_ / name, grid_, solution_arrays(u, residual));
       snapshots_.emplace_back(double(cycle), name);
       write_pvd(dir_ / "training.pvd", snapshots_);
     }
@@ -233,13 +229,13 @@ void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
 }
 
 void RunOutput::write_solution(const std::vector<double>& u,
-                               const std::vector<double>& laplacian) const {
-  write_pictures(solution_arrays(u, laplacian));
+                               const std::vector<double>& residual) const {
+  write_pictures(solution_arrays(u, residual));
   if (!vtk_available()) {
     note("note: this build has no VTK: solution.vtu, centres.vtp, collocation.vtp not written");
     return;
   }
-  write_grid_vtu(dir_ / "solution.vtu", grid_, solution_arrays(u, laplacian));
+  write_grid_vtu(dir_ / "solution.vtu", grid_, solution_arrays(u, residual));
 }
 
 void RunOutput::write_collocation(const CollocationBatch& batch, const std::vector<double>& e,

@@ -62,11 +62,12 @@ class RunOutput {
   // Creates the output directory (call once the run is about to produce something).
   void create_directory() const;
 
-  // One report from u and Δu on the grid points: a history row and progress line every
+  // One report from u and the interior row's residual (Δu − f for Poisson) on the grid points: a
+  // history row and progress line every
   // report_every cycles, a snapshot every snapshot_every cycles, both at the end. Returns the error norms (NaN without an exact solution).
   ErrorNorms report(long cycle, double seconds, const LossParts& loss,
                     const ValidationFigures& validation, const std::vector<double>& u,
-                    const std::vector<double>& laplacian, bool final);
+                    const std::vector<double>& residual, bool final);
 
   // The error norms of u on the grid against the exact solution (NaN without one).
   ErrorNorms errors_of(const std::vector<double>& u) const {
@@ -81,7 +82,7 @@ class RunOutput {
   void write_history() const;
   // Also draws the pictures (convergence.png; solution.png and error.png of a 2D or 3D problem)
   // unless output.pictures is false; a build without PLplot notes that it draws none.
-  void write_solution(const std::vector<double>& u, const std::vector<double>& laplacian) const;
+  void write_solution(const std::vector<double>& u, const std::vector<double>& residual) const;
   void write_collocation(const CollocationBatch& batch, const std::vector<double>& e,
                          const std::vector<double>& b) const;
   // summary.json; `model_counts` adds model-specific entries to "counts" (e.g. neurons, layers).
@@ -96,7 +97,7 @@ class RunOutput {
 
  private:
   std::vector<PointArray> solution_arrays(const std::vector<double>& u,
-                                          const std::vector<double>& laplacian) const;
+                                          const std::vector<double>& residual) const;
   void write_pictures(const std::vector<PointArray>& arrays) const;
 
   const Config& config_;
@@ -104,7 +105,7 @@ class RunOutput {
   const SolveOptions& options_;
   std::filesystem::path dir_;
   EvaluationGrid grid_;
-  std::vector<double> exact_, f_;
+  std::vector<double> exact_;
   HistoryCsv history_;
   std::vector<std::pair<double, std::string>> snapshots_;
   bool progress_printed_ = false;

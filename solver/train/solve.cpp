@@ -66,13 +66,19 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   bopt.dim = problem.dim();
   bopt.penalty = config.training.penalty;
   bopt.min_width = minimum_width(problem.domain(), config.training);
+  bopt.laplacian_dims = problem.space_dim();
   std::unique_ptr<RbfBackend<T>> backend = make_backend<T>(backend_name, bopt);
   result.device = backend->device_name();
-  try {
-    backend->set_problem(problem);
-  } catch (const std::runtime_error& e) {
-    // Drawing batches on the device is an optimisation: without it the host samples them.
-    output_note(options, std::string("note: batches will be sampled on the host: ") + e.what());
+  // The device sampler draws Poisson/Dirichlet batches only (it evaluates f and the boundary
+  // values, not the operator's or the conditions' coefficients, nor a space-time domain): any
+  // other problem is sampled on the host and handed over by set_batch.
+  if (problem.poisson_dirichlet()) {
+    try {
+      backend->set_problem(problem);
+    } catch (const std::runtime_error& e) {
+      // Drawing batches on the device is an optimisation: without it the host samples them.
+      output_note(options, std::string("note: batches will be sampled on the host: ") + e.what());
+    }
   }
 
   RunOutput output(config, problem, options);
@@ -96,7 +102,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   Supervisor<RbfParameters<T>> supervisor(config, problem, output);
   auto model = Supervisor<RbfParameters<T>>::model_of(*backend);
   const double spacing = point_spacing(problem.domain(), config.training.points_interior);
-  double box_lo[3], box_hi[3];
+  double box_lo[4], box_hi[4];
   problem.domain().bounding_box(box_lo, box_hi);
   const std::vector<double> lo(box_lo, box_lo + problem.dim()), hi(box_hi, box_hi + problem.dim());
   model.unsound = [spacing, lo, hi](const RbfParameters<T>& p, double max_abs_u) {
@@ -123,7 +129,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   result.parameters = static_cast<long long>(params.size());
   output.write_history();
   write_model_yaml(output.directory() / "model.yaml", params, config, backend_name);
-  output.write_solution(supervisor.u(), supervisor.laplacian());
+  output.write_solution(supervisor.u(), supervisor.residual());
   if (vtk_available()) {
     write_points_vtp(output.directory() / "centres.vtp", problem.dim(),
                      std::vector<double>(params.centres.begin(), params.centres.end()),

@@ -39,15 +39,21 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   result.directory = config.output.directory;
 
   const MlpShape shape = mlp_shape(config.model, problem.domain());
-  const MlpOptions mopt = mlp_backend_options(shape, config.training.penalty);
+  MlpOptions mopt = mlp_backend_options(shape, config.training.penalty);
+  mopt.laplacian_dims = problem.space_dim();
   std::unique_ptr<MlpBackend<T>> backend =
       backend_name == "cuda" ? make_cuda_mlp_backend<T>(mopt) : make_cpu_mlp_backend<T>(mopt);
   result.device = backend->device_name();
-  try {
-    backend->set_problem(problem);
-  } catch (const std::runtime_error& e) {
-    // Drawing batches on the device is an optimisation: without it the host samples them.
-    output.note(std::string("note: batches will be sampled on the host: ") + e.what());
+  // The device sampler draws Poisson/Dirichlet batches only (it evaluates f and the boundary
+  // values, not the operator's or the conditions' coefficients, nor a space-time domain): any
+  // other problem is sampled on the host and handed over by set_batch.
+  if (problem.poisson_dirichlet()) {
+    try {
+      backend->set_problem(problem);
+    } catch (const std::runtime_error& e) {
+      // Drawing batches on the device is an optimisation: without it the host samples them.
+      output.note(std::string("note: batches will be sampled on the host: ") + e.what());
+    }
   }
 
   // A checkpoint is read before anything is written, so a bad one costs nothing.
@@ -79,7 +85,7 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   result.parameters = static_cast<long long>(params.size());
   output.write_history();
   write_mlp_model_yaml(output.directory() / "model.yaml", shape, params, config, backend_name);
-  output.write_solution(supervisor.u(), supervisor.laplacian());
+  output.write_solution(supervisor.u(), supervisor.residual());
   std::vector<T> e, b;
   result.outcome.loss = backend->residuals();
   backend->residual_vectors(e, b);

@@ -23,6 +23,7 @@ class Supervisor {
   // verdict ("" when sound).
   struct Model {
     EvaluateFn evaluate;
+    GradientFn gradient;  // ∇u: for the rows with b·∇u or β·∂u/∂n
     std::function<Params()> parameters;
     std::function<void(const Params&)> set_parameters;
     std::function<std::string(const Params&, double max_abs_u)> unsound;
@@ -35,6 +36,9 @@ class Supervisor {
     Model model;
     model.evaluate = [&backend](const std::vector<double>& pts, std::vector<double>& u,
                                 std::vector<double>& lap) { backend.evaluate(pts, u, lap); };
+    model.gradient = [&backend](const std::vector<double>& pts, std::vector<double>& grad) {
+      backend.evaluate_gradient(pts, grad);
+    };
     model.parameters = [&backend] { return backend.parameters(); };
     model.set_parameters = [&backend](const Params& p) { backend.set_parameters(p); };
     return model;
@@ -49,14 +53,14 @@ class Supervisor {
 
   // One report (the trainers' report callback); false stops the run (a monitor rule holds).
   bool report(long cycle, double seconds, const LossParts& loss, const Model& model, bool final) {
-    model.evaluate(output_.grid().points, u_, lap_);
-    last_validation_ = validation_.assess(model.evaluate);
+    evaluate_grid(model);
+    last_validation_ = validation_.assess(model.evaluate, model.gradient);
     const Params params = model.parameters();
     const std::string model_why =
         model.unsound ? model.unsound(params, last_validation_.max_abs_u) : "";
     last_unsound_ = monitor_.observe(cycle, loss, last_validation_, u_, model_why, params);
     last_cycle_ = cycle;
-    errors_ = output_.report(cycle, seconds, loss, last_validation_, u_, lap_, final);
+    errors_ = output_.report(cycle, seconds, loss, last_validation_, u_, residual_, final);
     return final || !monitor_.should_stop();
   }
 
@@ -70,8 +74,8 @@ class Supervisor {
     result.unsound = last_unsound_;
     if (monitor_.has_best() && verdict.best_cycle != last_cycle_) {
       model.set_parameters(monitor_.best());
-      model.evaluate(output_.grid().points, u_, lap_);
-      last_validation_ = validation_.assess(model.evaluate);
+      evaluate_grid(model);
+      last_validation_ = validation_.assess(model.evaluate, model.gradient);
       errors_ = output_.errors_of(u_);
     }
     result.best_cycle = monitor_.has_best() ? verdict.best_cycle : -1;
@@ -85,15 +89,26 @@ class Supervisor {
   }
 
   const std::vector<double>& u() const { return u_; }
-  const std::vector<double>& laplacian() const { return lap_; }
+  // The interior row's residual a·Δₛu + b·∇u + c·u − f on the grid (Δu − f for Poisson).
+  const std::vector<double>& residual() const { return residual_; }
 
  private:
+  // u, Δₛu (and ∇u when the rows need it) on the grid, and the residual there.
+  void evaluate_grid(const Model& model) {
+    const std::vector<double>& points = output_.grid().points;
+    model.evaluate(points, u_, lap_);
+    if (problem_.uses_gradient()) model.gradient(points, grad_);
+    residual_.resize(u_.size());
+    problem_.interior_residuals(points.data(), u_.size(), u_.data(), grad_.data(), lap_.data(),
+                                residual_.data());
+  }
+
   const Config& config_;
   const Problem& problem_;
   RunOutput& output_;
   ValidationSet validation_;
   RunMonitor<Params> monitor_;
-  std::vector<double> u_, lap_;
+  std::vector<double> u_, lap_, grad_, residual_;
   ValidationFigures last_validation_;
   std::string last_unsound_;
   long last_cycle_ = -1;

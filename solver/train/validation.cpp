@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "problems/random.hpp"
 #include "solver/train/rbf_model.hpp"
@@ -34,25 +35,31 @@ std::size_t validation_size(std::size_t batch_points) {
 }
 
 ValidationSet::ValidationSet(const Config& config, const Problem& problem)
-    : penalty_(config.training.penalty) {
+    : penalty_(config.training.penalty), uses_gradient_(problem.uses_gradient()) {
   Rng rng(config.training.seed ^ kValidationStream);
   problem.sample(rng, validation_size(std::size_t(config.training.points_interior)),
                  validation_size(std::size_t(config.training.points_boundary)), set_);
 }
 
-ValidationFigures ValidationSet::assess(const EvaluateFn& evaluate) {
+ValidationFigures ValidationSet::assess(const EvaluateFn& evaluate, const GradientFn& gradient) {
   ValidationFigures v;
   evaluate(set_.interior, u_int_, lap_int_);
   evaluate(set_.boundary, u_bnd_, scratch_);
+  if (uses_gradient_) {
+    if (!gradient) throw std::logic_error("validation: the problem's rows need the gradient");
+    if (!set_.b.empty()) gradient(set_.interior, grad_int_);
+    if (!set_.beta.empty()) gradient(set_.boundary, grad_bnd_);
+  }
+  batch_residuals(set_, u_int_, grad_int_, lap_int_, u_bnd_, grad_bnd_, res_int_, res_bnd_);
   double se = 0, sb = 0;
   for (std::size_t i = 0; i < lap_int_.size(); ++i) {
-    const double e = lap_int_[i] - set_.f[i];
+    const double e = res_int_[i];
     se += e * e;
     v.finite = v.finite && std::isfinite(e) && std::isfinite(u_int_[i]);
     v.max_abs_u = std::max(v.max_abs_u, std::abs(u_int_[i]));
   }
   for (std::size_t j = 0; j < u_bnd_.size(); ++j) {
-    const double b = u_bnd_[j] - set_.p[j];
+    const double b = res_bnd_[j];
     sb += b * b;
     v.finite = v.finite && std::isfinite(b);
     v.max_abs_u = std::max(v.max_abs_u, std::abs(u_bnd_[j]));
@@ -135,7 +142,7 @@ double estimate_relative_error(const std::string& backend, const Config& config,
   const double per_axis_network = std::pow(double(std::max(1, config.model.neurons)), 1.0 / d);
   const int lo_n = d == 2 ? 12 : 8, hi_n = d == 2 ? 32 : 12;
   const int per_axis = std::clamp(int(std::lround(1.6 * per_axis_network)), lo_n, hi_n);
-  double lo[3], hi[3];
+  double lo[4], hi[4];
   problem.domain().bounding_box(lo, hi);
   RbfParameters<double> aux;
   aux.dim = d;
@@ -149,22 +156,25 @@ double estimate_relative_error(const std::string& backend, const Config& config,
     aux.widths.push_back(1.5 * spacing);
     aux.weights.push_back(0.0);
   }
-  // The error equation's data: the residuals at the validation points.
+  // The error equation's data: the residuals at the validation points; its rows are the
+  // problem's own (the set's coefficients).
   CollocationBatch data = validation.points();
-  const std::vector<double>& lap = validation.last_laplacian();
-  const std::vector<double>& ub = validation.last_u_boundary();
-  for (std::size_t i = 0; i < data.f.size(); ++i) data.f[i] = lap[i] - data.f[i];
-  for (std::size_t j = 0; j < data.p.size(); ++j) data.p[j] = ub[j] - data.p[j];
+  data.f = validation.last_interior_residuals();
+  data.p = validation.last_boundary_residuals();
 
   BackendOptions opt;
   opt.dim = d;
+  opt.laplacian_dims = problem.space_dim();
   // The boundary condition nearly exact: a residual the basis cannot resolve (the network's
   // misfit between its collocation points) must not be traded for the boundary values, which
   // carry most of the error into the interior.
   opt.penalty = std::max(kEstimatePenalty, 1e4 * config.training.penalty);
   opt.min_width = 0;
-  std::unique_ptr<RbfBackend<double>> be =
-      backend == "cuda" ? make_cuda_backend<double>(opt) : make_cpu_backend<double>(opt);
+  // The CPU backend is the one known to take the general rows; the CUDA backend is used for
+  // Poisson/Dirichlet rows only.
+  std::unique_ptr<RbfBackend<double>> be = backend == "cuda" && problem.poisson_dirichlet()
+                                               ? make_cuda_backend<double>(opt)
+                                               : make_cpu_backend<double>(opt);
   be->set_parameters(aux);
   be->set_batch(data);
   be->solve_weights_qr();

@@ -17,13 +17,18 @@
 
 namespace rbfpde {
 
-// u and Δu of the model at n points (row-major, n × dim).
+// u and Δₛu of the model at n points (row-major, n × dim).
 using EvaluateFn = std::function<void(const std::vector<double>& points, std::vector<double>& u,
                                       std::vector<double>& laplacian)>;
+// ∇u of the model at n points (n × dim): what the rows with b·∇u or β·∂u/∂n need besides u, Δₛu.
+using GradientFn =
+    std::function<void(const std::vector<double>& points, std::vector<double>& gradient)>;
 
 struct ValidationFigures {
-  double rms_interior = std::numeric_limits<double>::quiet_NaN();  // sqrt(mean (Δu − f)²)
-  double rms_boundary = std::numeric_limits<double>::quiet_NaN();  // sqrt(mean (u − p)²)
+  // RMS of the interior rows' residuals a·Δₛu + b·∇u + c·u − f (Δu − f for Poisson)
+  double rms_interior = std::numeric_limits<double>::quiet_NaN();
+  // RMS of the boundary rows' residuals α·u + β·∂u/∂n − p (u − p for Dirichlet)
+  double rms_boundary = std::numeric_limits<double>::quiet_NaN();
   double loss = std::numeric_limits<double>::quiet_NaN();          // ½ rms_i² + ½ λ rms_b²
   double max_abs_u = 0;  // max |u| over the validation points
   bool finite = true;    // every u and Δu there finite
@@ -40,17 +45,19 @@ class ValidationSet {
   ValidationSet(const Config& config, const Problem& problem);
 
   const CollocationBatch& points() const { return set_; }
-  // Figures of the model evaluated by `evaluate`; u and Δu at the interior points and u at the
-  // boundary points are left in the last_* vectors (for the error estimate).
-  ValidationFigures assess(const EvaluateFn& evaluate);
+  // Figures of the model evaluated by `evaluate` (and `gradient`, called only when the problem's
+  // rows involve ∇u); the rows' residuals at the interior and the boundary points are left in
+  // the last_* vectors (for the error estimate).
+  ValidationFigures assess(const EvaluateFn& evaluate, const GradientFn& gradient = {});
   const std::vector<double>& last_u_interior() const { return u_int_; }
-  const std::vector<double>& last_laplacian() const { return lap_int_; }
-  const std::vector<double>& last_u_boundary() const { return u_bnd_; }
+  const std::vector<double>& last_interior_residuals() const { return res_int_; }
+  const std::vector<double>& last_boundary_residuals() const { return res_bnd_; }
 
  private:
   double penalty_;
+  bool uses_gradient_;
   CollocationBatch set_;
-  std::vector<double> u_int_, lap_int_, u_bnd_, scratch_;
+  std::vector<double> u_int_, lap_int_, u_bnd_, scratch_, grad_int_, grad_bnd_, res_int_, res_bnd_;
 };
 
 // What the monitor decided about a run.
@@ -102,9 +109,11 @@ class RunMonitor {
 };
 
 // The residual-based estimate of the relative L2 error (docs/mathematics.md): the error
-// e = u_h − u solves Δe = Δu_h − f in Ω, e = u_h − p on ∂Ω; it is solved by least squares in an
-// auxiliary basis of Gaussians on a lattice finer than the network (solve_weights_qr of an RBF
-// backend `backend` — "cpu" or "cuda" — in double), at the validation points, and evaluated on
+// e = u_h − u solves Le = Lu_h − f in Ω, Be = Bu_h − p on ∂Ω (L, B the problem's interior and
+// boundary rows; Δe = Δu_h − f, e = u_h − p for Poisson/Dirichlet); it is solved by least
+// squares in an auxiliary basis of Gaussians on a lattice finer than the network
+// (solve_weights_qr of an RBF backend `backend` — "cpu" or "cuda" — in double; always the CPU
+// one for rows other than Poisson/Dirichlet), at the validation points, and evaluated on
 // the evaluation grid's points inside the domain: RMS(e_h) / RMS(u_h) there. `grid_u` is u_h on
 // those points. NaN when the problem is degenerate (u_h ≡ 0).
 double estimate_relative_error(const std::string& backend, const Config& config,

@@ -206,10 +206,19 @@ std::vector<BadInput> bad_inputs() {
                "error: c.yaml:10:13: problem.boundary: expected at least one boundary condition, "
                "found an empty sequence",
                "problem.boundary"});
-  c.push_back({"UnknownBoundaryType", with("- type: dirichlet", "- type: neumann"), {},
-               "error: c.yaml:11:13: problem.boundary[0].type: expected dirichlet, found "
-               "\"neumann\"",
+  c.push_back({"UnknownBoundaryType", with("- type: dirichlet", "- type: periodic"), {},
+               "error: c.yaml:11:13: problem.boundary[0].type: expected one of dirichlet, "
+               "neumann, robin, found \"periodic\"",
                "problem.boundary[0].type"});
+  // Neumann everywhere and no reaction term: u is fixed only up to a constant.
+  c.push_back({"OnlyNeumann", with("- type: dirichlet", "- type: neumann"), {},
+               "error: c.yaml:11:5: problem.boundary: expected a dirichlet entry, a robin entry "
+               "with alpha ≠ 0, or a reaction term c ≠ 0: with only Neumann conditions the "
+               "solution is fixed only up to an added constant",
+               "problem.boundary"});
+  c.push_back({"RobinWithoutAlpha", with("- type: dirichlet", "- type: robin"), {},
+               "error: c.yaml:11:7: problem.boundary[0]: missing required key \"alpha\"",
+               "problem.boundary[0]"});
   // --- methods and models
   c.push_back({"UnknownMethod", with("method: gdcg", "method: newton"), {},
                "error: c.yaml:18:11: training.method: expected one of varpro, gdcg, lm, adam, "

@@ -62,11 +62,25 @@ inline void expect_same_values(const Config& a, const Config& b) {
   EXPECT_EQ(p.domain.key, q.domain.key);
   EXPECT_EQ(p.equation, q.equation);
   expect_same_expr(p.f, q.f);
+  for (auto member : {&ProblemSpec::a, &ProblemSpec::c, &ProblemSpec::k, &ProblemSpec::diffusivity,
+                      &ProblemSpec::initial}) {
+    ASSERT_EQ((p.*member).has_value(), (q.*member).has_value());
+    if ((p.*member).has_value()) expect_same_expr(*(p.*member), *(q.*member));
+  }
+  ASSERT_EQ(p.b.size(), q.b.size());
+  for (std::size_t i = 0; i < p.b.size(); ++i) expect_same_expr(p.b[i], q.b[i]);
+  ASSERT_EQ(p.time.has_value(), q.time.has_value());
+  if (p.time) {
+    EXPECT_EQ(p.time->start, q.time->start);
+    EXPECT_EQ(p.time->end, q.time->end);
+  }
   ASSERT_EQ(p.boundary.size(), q.boundary.size());
   for (std::size_t i = 0; i < p.boundary.size(); ++i) {
     EXPECT_EQ(p.boundary[i].type, q.boundary[i].type);
     expect_same_expr(p.boundary[i].value, q.boundary[i].value);
     expect_same_expr(p.boundary[i].where, q.boundary[i].where);
+    EXPECT_EQ(p.boundary[i].alpha.text, q.boundary[i].alpha.text);
+    EXPECT_EQ(p.boundary[i].beta.text, q.boundary[i].beta.text);
   }
   ASSERT_EQ(p.exact.has_value(), q.exact.has_value());
   if (p.exact) expect_same_expr(*p.exact, *q.exact);

@@ -121,8 +121,9 @@ const BadConfig kBadConfigs[] = {
      "7:9: model.type: expected one of rbf, mlp, found \"rbg\""},
     {"bad_activation", with_problem("model:\n  type: mlp\n  activation: relu\n"),
      "8:15: model.activation: expected one of tanh, sin, sigmoid, found \"relu\""},
-    {"bad_boundary_type", problem_with(kRect, kEquation, "{type: neumann, value: \"0\"}"),
-     "5:14: problem.boundary[0].type: expected dirichlet, found \"neumann\""},
+    {"bad_boundary_type", problem_with(kRect, kEquation, "{type: periodic, value: \"0\"}"),
+     "5:14: problem.boundary[0].type: expected one of dirichlet, neumann, robin, found "
+     "\"periodic\""},
     {"bad_domain_type", problem_with("{type: square}", kEquation, kDirichlet),
      "2:18: problem.domain.type: expected one of rectangle, box, disk, ball, polygon, union, "
      "difference, intersection, points, found \"square\""},

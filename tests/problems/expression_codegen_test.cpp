@@ -157,8 +157,17 @@ std::vector<std::string> config_expressions() {
     std::ifstream in(entry.path());
     std::string line;
     std::smatch m;
-    while (std::getline(in, line))
-      if (std::regex_search(line, m, key)) out.push_back(m[2]);
+    while (std::getline(in, line)) {
+      if (!std::regex_search(line, m, key)) continue;
+      // Expressions of space-time problems (with t) are evaluated on the host only: a problem
+      // with time is never drawn by the device sampler.
+      try {
+        Expression(m[2], 3);
+      } catch (const ExpressionError&) {
+        continue;
+      }
+      out.push_back(m[2]);
+    }
   }
   return out;
 }
