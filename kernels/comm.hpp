@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace rbfpde {
 
@@ -51,6 +52,28 @@ std::shared_ptr<Communicator> world_communicator();
 constexpr double kCollectiveTimeoutSeconds = 300;
 // Sets the watchdog's limit of the world communicator (tests shorten it).
 void set_collective_timeout(double seconds);
+
+// Every rank's `mine`, in rank order, on every rank (a collective).
+inline std::vector<std::string> allgather_strings(Communicator& comm, const std::string& mine) {
+  const int n = comm.size();
+  std::vector<std::string> all(std::size_t(n > 0 ? n : 1));
+  if (n <= 1) {
+    all[0] = mine;
+    return all;
+  }
+  const double length = double(mine.size());
+  std::vector<double> lengths(static_cast<std::size_t>(n));
+  comm.allgather(&length, 1, lengths.data());
+  for (int r = 0; r < n; ++r) {
+    std::string& s = all[std::size_t(r)];
+    if (r == comm.rank())
+      s = mine;
+    else
+      s.assign(std::size_t(lengths[std::size_t(r)]), '\0');
+    comm.broadcast(&s[0], s.size(), r);
+  }
+  return all;
+}
 
 // Rank r's share of `total` items split over `size` ranks: the first total % size ranks get one
 // more. offset is where the share starts in the union, rank by rank.
