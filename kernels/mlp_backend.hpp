@@ -41,6 +41,9 @@ struct MlpOptions {
   // empty: x' = x. The derivative streams carry its chain-rule factors, so ∇u and Δu are in x.
   std::vector<double> input_min, input_max;
   int laplacian_dims = 0;  // coordinates the Laplacian acts on (CollocationBatch); 0: dim
+  // The ranks of a data-parallel run (null: one process): the CPU backend sums the loss and
+  // the gradient over the ranks' shares, with the union's counts (BackendOptions::comm).
+  std::shared_ptr<Communicator> comm;
 };
 
 // d, hidden widths…, 1.
