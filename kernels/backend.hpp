@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/comm.hpp"
 #include "kernels/loss_parts.hpp"
 #include "kernels/rbf_math.hpp"
 #include "problems/problem.hpp"
@@ -40,6 +41,10 @@ struct BackendOptions {
   double penalty = 100;    // λ
   double min_width = 1e-4; // widths are clamped to stay ≥ this
   int laplacian_dims = 0;  // coordinates the Laplacian acts on (CollocationBatch); 0: dim
+  // The ranks of a data-parallel run (null: one process). Each rank's batch is its share of
+  // the points; the backend sums its partial sums over the ranks, so that losses, gradients and
+  // steps are those of the union batch (docs/architecture.md, "Distributed runs").
+  std::shared_ptr<Communicator> comm;
 };
 
 template <class T>

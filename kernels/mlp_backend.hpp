@@ -47,6 +47,9 @@ struct MlpOptions {
   // Coordinates the Laplacian stream acts on (the first ones; CollocationBatch); 0: dim. A batch
   // must have the same (set_batch throws std::invalid_argument otherwise).
   int laplacian_dims = 0;
+  // The ranks of a data-parallel run (null: one process): the CPU backend sums the loss and
+  // the gradient over the ranks' shares, with the union's counts (BackendOptions::comm).
+  std::shared_ptr<Communicator> comm;
 };
 
 // d, hidden widths…, 1.

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 # libvtk9-dev conflicts with Debian's python3-paraview, which CI's ParaView stage installs (and so
 # removes libvtk9-dev and python3-vtk9): installing it again here removes python3-paraview.
 packages=(build-essential cmake pkg-config libeigen3-dev libyaml-cpp-dev libvtk9-dev libcli11-dev
-          libgtest-dev libmuparser-dev libplplot-dev plplot-driver-cairo)
+          libgtest-dev libmuparser-dev libplplot-dev plplot-driver-cairo libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

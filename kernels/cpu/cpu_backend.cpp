@@ -7,6 +7,12 @@
 // α·φ + β·∂φ/∂n, and their centre and width derivatives; the Poisson path is kept as it was,
 // for its speed and its numbers.
 //
+// With several ranks (BackendOptions::comm), each holds its share of the points and the counts N
+// and K are those of the union: every sum over points is a local sum all-reduced at the point
+// where the single-process code has it, and the small solves run on every rank on identical
+// inputs. Variable projection's QR becomes a TSQR (docs/mathematics.md). With one rank the
+// code below is the single-process code, unchanged.
+//
 // Napkin math per gdcg cycle at (m neurons, n = N + K points, d = 2): the residual pass and the
 // gradient pass each evaluate n·m Gaussians (~20 FLOPs + one exp each); assembling M and N
 // another n·m; CG costs 4·n·m FLOPs per iteration (two GEMVs over the stored n × m features).
@@ -24,6 +30,7 @@
 
 #include "kernels/cpu/cpu_info.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/comm.hpp"
 #include "kernels/rbf_math.hpp"
 
 namespace rbfpde {
@@ -51,7 +58,9 @@ class CpuRbfBackend final : public RbfBackend<T> {
   explicit CpuRbfBackend(const BackendOptions& options)
       : penalty_(T(options.penalty)),
         min_width_(T(options.min_width)),
-        eval_ds_(options.laplacian_dims > 0 ? options.laplacian_dims : D) {
+        eval_ds_(options.laplacian_dims > 0 ? options.laplacian_dims : D),
+        comm_(options.comm ? options.comm : serial_communicator()),
+        dist_(comm_->size() > 1) {
     if (eval_ds_ > D) throw std::invalid_argument("laplacian_dims exceeds the dimension");
   }
 
@@ -106,6 +115,14 @@ class CpuRbfBackend final : public RbfBackend<T> {
       throw std::invalid_argument("batch coefficients of the wrong size");
     e_.resize(f_.size());
     b_.resize(p_.size());
+    n_int_ = f_.size();
+    n_bnd_ = p_.size();
+    if (dist_) {
+      double counts[2] = {double(n_int_), double(n_bnd_)};
+      comm_->allreduce_sum(counts, 2);
+      n_int_ = Eigen::Index(counts[0]);
+      n_bnd_ = Eigen::Index(counts[1]);
+    }
     invalidate_features();
   }
 
@@ -199,14 +216,16 @@ class CpuRbfBackend final : public RbfBackend<T> {
 
   CgResult solve_weights_cg(int max_iterations, T tolerance) override {
     assemble_features();
-    const T inv_n = T(1) / T(std::max<Eigen::Index>(f_.size(), 1));
-    const T lam_k = penalty_ / T(std::max<Eigen::Index>(p_.size(), 1));
+    const T inv_n = T(1) / T(std::max<Eigen::Index>(n_int_, 1));
+    const T lam_k = penalty_ / T(std::max<Eigen::Index>(n_bnd_, 1));
     auto apply = [&](const Vector<T>& v) -> Vector<T> {
       Vector<T> out = (M_.transpose() * (M_ * v)) * inv_n;
       out.noalias() += (N_.transpose() * (N_ * v)) * lam_k;
+      reduce(out);
       return out;
     };
-    const Vector<T> s = M_.transpose() * f_ * inv_n + N_.transpose() * p_ * lam_k;
+    Vector<T> s = M_.transpose() * f_ * inv_n + N_.transpose() * p_ * lam_k;
+    reduce(s);
     const double s_norm = std::sqrt(sum_squares(s));
     Vector<T> r = s - apply(w_);
     Vector<T> d = r;
@@ -233,14 +252,16 @@ class CpuRbfBackend final : public RbfBackend<T> {
 
   void solve_weights_direct(T ridge) override {
     assemble_features();
-    const T inv_n = T(1) / T(std::max<Eigen::Index>(f_.size(), 1));
-    const T lam_k = penalty_ / T(std::max<Eigen::Index>(p_.size(), 1));
+    const T inv_n = T(1) / T(std::max<Eigen::Index>(n_int_, 1));
+    const T lam_k = penalty_ / T(std::max<Eigen::Index>(n_bnd_, 1));
     const int m = neurons();
     Matrix<T> A = Matrix<T>::Zero(m, m);
     A.template selfadjointView<Eigen::Lower>().rankUpdate(M_.transpose(), inv_n);
     A.template selfadjointView<Eigen::Lower>().rankUpdate(N_.transpose(), lam_k);
+    Vector<T> s = M_.transpose() * f_ * inv_n + N_.transpose() * p_ * lam_k;
+    reduce(A);
+    reduce(s);
     A.diagonal().array() += ridge;
-    const Vector<T> s = M_.transpose() * f_ * inv_n + N_.transpose() * p_ * lam_k;
     Eigen::LDLT<Matrix<T>, Eigen::Lower> ldlt(A);
     Vector<T> w = ldlt.solve(s);
     if (w.allFinite()) w_ = w;
@@ -248,12 +269,17 @@ class CpuRbfBackend final : public RbfBackend<T> {
   }
 
   void solve_weights_qr() override {
+    if (dist_) {
+      solve_weights_tsqr();
+      return;
+    }
     Vector<T> w = factored_features().solve(qr_y_);
     if (w.allFinite()) w_ = w;
     residuals_from_features();
   }
 
   LossParts vp_prepare() override {
+    if (dist_) return vp_prepare_tsqr();
     const LossParts parts = residuals();
     const int m = neurons();
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size(), n = n_int + n_bnd;
@@ -343,6 +369,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
     JtJ_ = Matrix<T>::Zero(cols, cols);
     JtJ_.template selfadjointView<Eigen::Lower>().rankUpdate(J_.transpose());
     JtR_ = J_.transpose() * R_;
+    reduce(JtJ_);
+    reduce(JtR_);
     theta0_w_ = w_;
     theta0_c_ = c_;
     theta0_a_ = a_;
@@ -469,10 +497,111 @@ class CpuRbfBackend final : public RbfBackend<T> {
     y.segment(n_int, n_bnd) = p_ * sb;
   }
 
+  // Sums over the ranks, in place (nothing with one rank).
+  template <class V>
+  void reduce(V& v) const {
+    if (dist_) comm_->allreduce_sum(v.data(), std::size_t(v.size()));
+  }
+
+  // The upper-triangular R (cols × cols) of the QR factorisation of the rows of every rank's A
+  // stacked in rank order (TSQR): each rank factors its rows, the R factors are gathered and
+  // factored again. R is unique up to the signs of its rows, which nothing below depends on.
+  Matrix<T> tsqr_r(const Matrix<T>& A) const {
+    const Eigen::Index cols = A.cols();
+    const auto local_r = [cols](const Matrix<T>& X) {
+      Matrix<T> R = Matrix<T>::Zero(cols, cols);
+      const Eigen::Index k = std::min(X.rows(), cols);
+      if (k == 0) return R;
+      Eigen::HouseholderQR<Matrix<T>> qr(X);
+      R.topRows(k) = qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
+      return R;
+    };
+    const Matrix<T> R = local_r(A);
+    Matrix<T> stacked(cols * comm_->size(), cols);
+    comm_->allgather(R.data(), std::size_t(cols * cols), stacked.data());
+    return local_r(stacked);
+  }
+
+  // This rank's rows of the scaled system [F | y] (scaled_system), the ridge rows on rank 0
+  // alone, with the ridge scaled by the largest column norm over every rank's rows.
+  Matrix<T> local_scaled_system() {
+    assemble_features();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+    const int m = neurons();
+    const auto [si, sb] = row_scales();
+    const Eigen::Index ridge_rows = comm_->rank() == 0 ? m : 0;
+    Matrix<T> A = Matrix<T>::Zero(n_int + n_bnd + ridge_rows, m + 1);
+    A.topLeftCorner(n_int, m) = M_ * si;
+    A.block(n_int, 0, n_bnd, m) = N_ * sb;
+    A.col(m).head(n_int) = f_ * si;
+    A.col(m).segment(n_int, n_bnd) = p_ * sb;
+    Vector<T> norms2 = A.topLeftCorner(n_int + n_bnd, m).colwise().squaredNorm().transpose();
+    reduce(norms2);
+    const T max_norm = m > 0 ? std::sqrt(norms2.maxCoeff()) : T(0);
+    for (Eigen::Index k = 0; k < ridge_rows; ++k) A(n_int + n_bnd + k, k) = vp_qr_ridge<T>() * max_norm;
+    return A;
+  }
+
+  // solve_weights_qr over the ranks: R of [F | y] by TSQR, then R₁₁ w = r₁₂.
+  void solve_weights_tsqr() {
+    const int m = neurons();
+    const Matrix<T> R = tsqr_r(local_scaled_system());
+    Vector<T> w = R.topLeftCorner(m, m).template triangularView<Eigen::Upper>().solve(
+        Vector<T>(R.col(m).head(m)));
+    if (w.allFinite()) w_ = w;
+    residuals_from_features();
+  }
+
+  // vp_prepare over the ranks: TSQR of [F | J_ca | R] (ridge rows on rank 0, zero in J_ca and
+  // R) gives R = [R₁₁ R₁₂ r₁₃; 0 R₂₂ r₂₃; 0 0 r₃₃], and BᵀB = R₂₂ᵀR₂₂, Bᵀz = R₂₂ᵀr₂₃.
+  LossParts vp_prepare_tsqr() {
+    const LossParts parts = residuals();
+    const int m = neurons();
+    const Eigen::Index n_int = f_.size(), n_bnd = p_.size(), n = n_int + n_bnd;
+    const Eigen::Index cols = Eigen::Index(m) * (D + 1);
+    Matrix<T> F = local_scaled_system();
+    Matrix<T> A = Matrix<T>::Zero(F.rows(), m + cols + 1);
+    A.leftCols(m) = F.leftCols(m);
+    const auto [si, sb] = row_scales();
+#pragma omp parallel for schedule(static) if(n * m > kParallelWork)
+    for (Eigen::Index row = 0; row < n; ++row) {
+      const bool interior = row < n_int;
+      const T scale = interior ? si : sb;
+      A(row, m + cols) = scale * (interior ? e_[row] : b_[row - n_int]);
+      const RowCoefficients rc = row_coefficients(row);
+      for (int k = 0; k < m; ++k) {
+        RowTerms<D, T> t;
+        if (general_) {
+          t = general_terms(rc, k);
+        } else {
+          T diff[D];
+          const T r2 = squared_distance<D>(rc.x, &c_[k * D], diff);
+          const NeuronTerms<T> g = gaussian_terms<D>(r2, a_[k]);
+          const T dc = interior ? g.lap_dc : g.phi_dc;
+          for (int j = 0; j < D; ++j) t.dc[j] = dc * diff[j];
+          t.da = interior ? g.lap_da : g.phi_da;
+        }
+        for (int j = 0; j < D; ++j) A(row, m + k * D + j) = scale * w_[k] * t.dc[j];
+        A(row, m + Eigen::Index(m) * D + k) = scale * w_[k] * t.da;
+      }
+    }
+    damping_diag_ = A.block(0, m, n, cols).colwise().squaredNorm().transpose();
+    reduce(damping_diag_);
+    const Matrix<T> R = tsqr_r(A);
+    const auto R22 = R.block(m, m, cols, cols);
+    JtJ_ = Matrix<T>::Zero(cols, cols);
+    JtJ_.template selfadjointView<Eigen::Lower>().rankUpdate(R22.transpose());
+    JtR_ = R22.transpose() * R.block(m, m + cols, cols, 1);
+    theta0_w_ = w_;
+    theta0_c_ = c_;
+    theta0_a_ = a_;
+    return parts;
+  }
+
   // The row scales of R = [e/√N; √(λ/K)·b].
   std::pair<T, T> row_scales() const {
-    return {T(1) / std::sqrt(T(std::max<Eigen::Index>(f_.size(), 1))),
-            std::sqrt(penalty_ / T(std::max<Eigen::Index>(p_.size(), 1)))};
+    return {T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int_, 1))),
+            std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd_, 1)))};
   }
 
   // The QR factorisation of scaled_system's F (and its y in qr_y_) at the current centres and
@@ -501,9 +630,11 @@ class CpuRbfBackend final : public RbfBackend<T> {
   }
 
   LossParts loss_parts() const {
-    const double n = double(std::max<Eigen::Index>(e_.size(), 1));
-    const double k = double(std::max<Eigen::Index>(b_.size(), 1));
-    const double se = sum_squares(e_), sb = sum_squares(b_);
+    const double n = double(std::max<Eigen::Index>(n_int_, 1));
+    const double k = double(std::max<Eigen::Index>(n_bnd_, 1));
+    double sums[2] = {sum_squares(e_), sum_squares(b_)};
+    if (dist_) comm_->allreduce_sum(sums, 2);
+    const double se = sums[0], sb = sums[1];
     LossParts parts;
     parts.loss = 0.5 * se / n + 0.5 * double(penalty_) * sb / k;
     parts.rms_interior = std::sqrt(se / n);
@@ -523,8 +654,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
   void gradient_from_residuals(Vector<T>* gw, Vector<T>& gc, Vector<T>& ga) const {
     const int m = neurons();
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
-    const T inv_n = T(1) / T(std::max<Eigen::Index>(n_int, 1));
-    const T lam_k = penalty_ / T(std::max<Eigen::Index>(n_bnd, 1));
+    const T inv_n = T(1) / T(std::max<Eigen::Index>(n_int_, 1));
+    const T lam_k = penalty_ / T(std::max<Eigen::Index>(n_bnd_, 1));
     if (gw) gw->resize(m);
     gc.resize(Eigen::Index(m) * D);
     ga.resize(m);
@@ -573,6 +704,9 @@ class CpuRbfBackend final : public RbfBackend<T> {
       ga[k] = w * (sa_i * inv_n + sa_b * lam_k);
       for (int j = 0; j < D; ++j) gc[k * D + j] = w * (sc_i[j] * inv_n + sc_b[j] * lam_k);
     }
+    if (gw) reduce(*gw);
+    reduce(gc);
+    reduce(ga);
   }
 
   // M (N × m) of Δφ_k(x_i) and N (K × m) of φ_k(x_j) at the current centres and widths.
@@ -670,6 +804,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
 
   T penalty_, min_width_;
   Vector<T> w_, c_, a_;
+  // The union's interior and boundary counts N and K (the local ones with one rank).
+  Eigen::Index n_int_ = 0, n_bnd_ = 0;
   Vector<T> xi_, xb_, f_, p_, e_, b_;
   std::vector<double> normals_;
   // The general rows' coefficients (empty: their defaults), CollocationBatch.
@@ -686,6 +822,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
   Eigen::HouseholderQR<Matrix<T>> qr_;  // factored_features
   Vector<T> qr_y_;
   bool qr_valid_ = false;
+  std::shared_ptr<Communicator> comm_;
+  bool dist_ = false;  // more than one rank
 };
 
 }  // namespace

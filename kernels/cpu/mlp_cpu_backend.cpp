@@ -27,6 +27,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/comm.hpp"
 #include "kernels/cpu/cpu_info.hpp"
 #include "kernels/mlp_backend.hpp"
 #include "kernels/mlp_math.hpp"
@@ -70,7 +71,8 @@ class CpuMlpBackend final : public MlpBackend<T> {
         sizes_(mlp_layer_sizes(options.dim, options.layers)),
         activation_(parse_activation(options.activation)),
         penalty_(T(options.penalty)),
-        lap_dims_(options.laplacian_dims > 0 ? options.laplacian_dims : options.dim) {
+        lap_dims_(options.laplacian_dims > 0 ? options.laplacian_dims : options.dim),
+        comm_(options.comm ? options.comm : serial_communicator()) {
     if (dim_ < 1) throw std::invalid_argument("the MLP backend needs a dimension ≥ 1");
     if (lap_dims_ > dim_)
       throw std::invalid_argument("the MLP's Laplacian cannot act on more coordinates (" +
@@ -173,6 +175,14 @@ class CpuMlpBackend final : public MlpBackend<T> {
     }
     e_.resize(n_int);
     b_.resize(n_bnd);
+    n_int_ = n_int;
+    n_bnd_ = n_bnd;
+    if (comm_->size() > 1) {
+      double counts[2] = {double(n_int), double(n_bnd)};
+      comm_->allreduce_sum(counts, 2);
+      n_int_ = Eigen::Index(counts[0]);
+      n_bnd_ = Eigen::Index(counts[1]);
+    }
     // Same batch sizes → same blocks, whose storage is then reused.
     std::vector<Block<T>> blocks;
     blocks.reserve(blocks_.size());
@@ -471,8 +481,9 @@ class CpuMlpBackend final : public MlpBackend<T> {
 
   LossParts run(bool with_gradient) {
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
-    const T inv_n = T(1) / T(std::max<Eigen::Index>(n_int, 1));
-    const T lam_k = penalty_ / T(std::max<Eigen::Index>(n_bnd, 1));
+    // The union's counts: with several ranks, the sums below are all-reduced before use.
+    const T inv_n = T(1) / T(std::max<Eigen::Index>(n_int_, 1));
+    const T lam_k = penalty_ / T(std::max<Eigen::Index>(n_bnd_, 1));
     const bool parallel = double(n_int + n_bnd) * double(theta_.size()) > kParallelWork;
     const Eigen::Index n_blocks = Eigen::Index(blocks_.size());
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
@@ -498,8 +509,15 @@ class CpuMlpBackend final : public MlpBackend<T> {
       (blk.interior ? se : sb) += blk.sum_squares;
       if (with_gradient) grad_ += blk.grad;
     }
-    const double n = double(std::max<Eigen::Index>(n_int, 1));
-    const double kk = double(std::max<Eigen::Index>(n_bnd, 1));
+    if (comm_->size() > 1) {
+      double sums[2] = {se, sb};
+      comm_->allreduce_sum(sums, 2);
+      se = sums[0];
+      sb = sums[1];
+      if (with_gradient) comm_->allreduce_sum(grad_.data(), std::size_t(grad_.size()));
+    }
+    const double n = double(std::max<Eigen::Index>(n_int_, 1));
+    const double kk = double(std::max<Eigen::Index>(n_bnd_, 1));
     LossParts parts;
     parts.loss = 0.5 * se / n + 0.5 * double(penalty_) * sb / kk;
     parts.rms_interior = std::sqrt(se / n);
@@ -543,6 +561,8 @@ class CpuMlpBackend final : public MlpBackend<T> {
   Activation activation_;
   T penalty_;
   int lap_dims_;                                  // Δₛ: the first lap_dims_ coordinates
+  std::shared_ptr<Communicator> comm_;
+  Eigen::Index n_int_ = 0, n_bnd_ = 0;  // the union's interior and boundary counts
   Vector<T> input_shift_, input_scale_;           // x' = scale ⊙ x + shift
   std::vector<std::size_t> w_offset_, b_offset_;  // per weight layer 1 … L
   Vector<T> theta_, grad_, adam_m_, adam_v_;

@@ -1,5 +1,11 @@
 // rbfpde command line (docs/outputs.md). Exit codes: 0 success, 2 bad input, 3 training diverged
 // or an unsound result, 1 anything else. Every error is one line on stderr.
+//
+// `solve` initialises MPI (a plain run is a singleton of one rank and runs as a single process;
+// under mpirun or srun each rank trains on its share of the points, docs/architecture.md).
+// Errors of a run over several ranks: a bad input is the same on every rank, so rank 0 prints
+// it and every rank exits with 2; any other failure on any rank prints "error: rank r of n: …"
+// once and ends every rank (MPI_Abort) with 1, rather than leave the others in a collective.
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/comm.hpp"
 #include "problems/errors.hpp"
 #include "problems/problem.hpp"
 #include "solver/config/config.hpp"
@@ -81,17 +88,21 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-int run_solve(const CommonArgs& args, bool quiet, bool resume) {
+int run_solve(const CommonArgs& args, bool quiet, bool resume,
+              const std::shared_ptr<rbfpde::Communicator>& comm) {
   Loaded l = load(args);
   rbfpde::SolveOptions opt;
+  opt.comm = comm;
+  const bool printer = comm->rank() == 0;
   opt.quiet = quiet;
-  opt.out = &std::cout;
-  opt.progress = &std::cerr;
+  opt.out = printer ? &std::cout : nullptr;
+  opt.progress = printer ? &std::cerr : nullptr;
   opt.progress_is_terminal = isatty(fileno(stderr));
   opt.resume = resume;
   opt.should_stop = [] { return g_stop_signal != 0; };
   install_stop_handlers();
   const rbfpde::SolveResult r = rbfpde::solve(l.config, l.problem, opt);
+  if (!printer) return r.outcome.diverged || !r.unsound.empty() ? 3 : r.exit_code;
   if (r.outcome.diverged) {
     std::cerr << "error: training diverged: " << r.outcome.divergence << "; outputs in "
               << r.directory << "/ hold the best sound parameters\n";
@@ -151,7 +162,8 @@ int run_eval(const rbfpde::EvalRequest& request, bool quiet) {
 
 int main(int argc, char** argv) {
   CLI::App app{"rbfpde: meshless Poisson solver with radial-basis-function networks"};
-  app.set_version_flag("--version", std::string("rbfpde ") + RBFPDE_VERSION);
+  app.set_version_flag("--version", std::string("rbfpde ") + RBFPDE_VERSION + "\n" +
+                                        rbfpde::distributed_support());
   app.require_subcommand(1);
 
   CommonArgs solve_args, check_args;
@@ -213,8 +225,30 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (*solve) {
+    const std::shared_ptr<rbfpde::Communicator> comm = rbfpde::mpi_initialize(&argc, &argv);
+    const bool distributed = comm->size() > 1;
+    int code = 1;
+    try {
+      code = run_solve(solve_args, quiet, resume, comm);
+    } catch (const rbfpde::InputError& e) {
+      if (comm->rank() == 0) std::cerr << "error: " << e.what() << "\n";
+      code = 2;
+    } catch (const rbfpde::DivergenceError& e) {
+      if (comm->rank() == 0) std::cerr << "error: training diverged: " << e.what() << "\n";
+      code = 3;
+    } catch (const std::exception& e) {
+      if (!distributed) {
+        std::cerr << "error: " << e.what() << "\n";
+        code = 1;
+      } else {
+        comm->abort(e.what(), 1);
+      }
+    }
+    rbfpde::mpi_finalize();
+    return code;
+  }
   try {
-    if (*solve) return run_solve(solve_args, quiet, resume);
     if (*check) return run_check(check_args);
     if (*compare) return run_compare(compare_files, compare_args, quiet);
     if (*eval) return run_eval(eval_request, quiet);

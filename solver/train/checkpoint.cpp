@@ -124,6 +124,26 @@ void get_rng(Reader& r, Rng& rng) {
   if (!text) r.torn();
 }
 
+void put_batch(Writer& w, const CollocationBatch& b);
+void get_batch(Reader& r, CollocationBatch& b);
+
+// The part of a state that differs between ranks: the random engine and the batch.
+template <class State>
+std::string rank_part(const State& s) {
+  Writer w;
+  put_rng(w, s.rng);
+  put_batch(w, s.batch);
+  return w.bytes();
+}
+
+template <class State>
+void set_rank_part(State& s, const std::string& part, const std::string& file) {
+  Reader r(part, file);
+  get_rng(r, s.rng);
+  get_batch(r, s.batch);
+  if (!r.done()) r.torn();
+}
+
 void put_batch(Writer& w, const CollocationBatch& b) {
   w.put<std::int32_t>(b.dim);
   w.put_vector(b.interior);
@@ -283,6 +303,10 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint<State>
     w.put<double>(t);
     w.put_string(name);
   }
+  if (ck.ranks > 1) {
+    w.put<std::uint32_t>(std::uint32_t(ck.ranks));
+    for (const std::string& part : ck.rank_parts) w.put_string(part);
+  }
   std::filesystem::create_directories(path.parent_path());
   write_file_atomic(path, w.bytes());
 }
@@ -327,7 +351,12 @@ Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Confi
     const double t = r.get<double>();
     ck.snapshots.emplace_back(t, r.get_string());
   }
-  if (!r.done()) r.torn();
+  if (!r.done()) {
+    ck.ranks = int(r.get<std::uint32_t>());
+    if (ck.ranks < 2) r.torn();
+    for (int k = 1; k < ck.ranks; ++k) ck.rank_parts.push_back(r.get_string());
+    if (!r.done()) r.torn();
+  }
   check_resumable(ck.state, config);
   return ck;
 }
@@ -342,6 +371,15 @@ Checkpoint<State> new_checkpoint(const Config& config) {
 template <class State>
 Checkpoint<State> resume_run(const Config& config, RunOutput& output) {
   Checkpoint<State> ck = read_checkpoint<State>(checkpoint_path(config), config);
+  Communicator& comm = output.comm();
+  if (ck.ranks != comm.size())
+    throw InputError(checkpoint_path(config).string() + ": the checkpoint was written by a run of " +
+                     std::to_string(ck.ranks) + (ck.ranks == 1 ? " process" : " ranks") +
+                     ", this one has " + std::to_string(comm.size()) +
+                     "; resume with the same count (mpirun -np " + std::to_string(ck.ranks) + ")");
+  if (comm.rank() > 0)
+    set_rank_part(ck.state, ck.rank_parts[std::size_t(comm.rank() - 1)],
+                  checkpoint_path(config).string());
   output.restore(ck.history, ck.snapshots);
   output.note("resuming " + config.name + " at cycle " + std::to_string(ck.state.cycle));
   return ck;
@@ -356,7 +394,13 @@ void save_run(const Config& config, const RunOutput& output, State state) {
   if (!ck.history.empty() && ck.history.back().cycle % std::max(1, config.output.report_every) != 0)
     ck.history.pop_back();
   ck.snapshots = output.snapshots();
-  write_checkpoint(checkpoint_path(config), ck);
+  Communicator& comm = output.comm();
+  if (comm.size() > 1) {
+    const std::vector<std::string> parts = allgather_strings(comm, rank_part(ck.state));
+    ck.ranks = comm.size();
+    ck.rank_parts.assign(parts.begin() + 1, parts.end());
+  }
+  if (output.writes()) write_checkpoint(checkpoint_path(config), ck);
 }
 
 #define RBFPDE_CHECKPOINT_STATE(State)                                                            \

@@ -6,7 +6,9 @@
 // the history so far. Written atomically at the end of every run, interrupted or not.
 //
 // Layout: "RBFCKPT2", the model ("rbf" | "mlp"), the scalar's size, the config's identity, the
-// state, the history rows, the snapshots. Format 1 (RBF only, no model field) is still read.
+// state, the history rows, the snapshots; for a run of several ranks, then the rank count and
+// ranks 1…'s random engines and batches (a single-process run writes nothing more). Format 1
+// (RBF only, no model field) is still read. Rank 0 writes; resuming needs the same rank count.
 #pragma once
 
 #include <chrono>
@@ -28,6 +30,10 @@ struct Checkpoint {
   std::vector<HistoryCsv::Row> history;
   RunOutput::Snapshots snapshots;
   std::string config_dump;  // the resume identity of the run that wrote it
+  // A distributed run's ranks, and the random engine and batch of ranks 1… (rank 0's are in
+  // `state`), each serialised as the checkpoint stores them.
+  int ranks = 1;
+  std::vector<std::string> rank_parts;
 };
 
 std::filesystem::path checkpoint_path(const Config& config);

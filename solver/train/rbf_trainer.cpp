@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <utility>
 
 #include "solver/train/rbf_model.hpp"
 #include "solver/train/training_rules.hpp"
@@ -24,13 +26,30 @@ constexpr double min_damping() {
 }  // namespace
 
 template <class T>
-RbfTrainer<T>::RbfTrainer(const Config& config, const Problem& problem, RbfBackend<T>& backend)
-    : config_(config), problem_(problem), backend_(backend) {}
+RbfTrainer<T>::RbfTrainer(const Config& config, const Problem& problem, RbfBackend<T>& backend,
+                          std::shared_ptr<Communicator> comm)
+    : config_(config),
+      problem_(problem),
+      backend_(backend),
+      comm_(comm ? std::move(comm) : serial_communicator()) {
+  if (comm_->size() > 1 && backend_.draws_batches())
+    throw std::invalid_argument("a backend that draws its own batches cannot run over ranks");
+}
+
+template <class T>
+bool RbfTrainer<T>::any_rank(bool mine) const {
+  if (comm_->size() == 1) return mine;
+  double v = mine ? 1.0 : 0.0;
+  comm_->allreduce_sum(&v, 1);
+  return v > 0;
+}
 
 template <class T>
 void RbfTrainer<T>::draw_batch(PhaseTimes& times, bool fused) {
-  const std::size_t n_int = std::size_t(config_.training.points_interior);
-  const std::size_t n_bnd = std::size_t(config_.training.points_boundary);
+  // This rank's share of the batch; with one rank, the whole of it.
+  const int rank = comm_->rank(), ranks = comm_->size();
+  const std::size_t n_int = share_of(std::size_t(config_.training.points_interior), rank, ranks).count;
+  const std::size_t n_bnd = share_of(std::size_t(config_.training.points_boundary), rank, ranks).count;
   ++state_.batches;
   if (backend_.draws_batches()) {
     if (fused) return;
@@ -94,7 +113,7 @@ TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const Re
   TrainOutcome out;
   const auto start = Clock::now();
   state_ = TrainerState<T>{};
-  state_.rng.seed(config_.training.seed);
+  state_.rng.seed(rank_seed(config_.training.seed, comm_->rank()));
   state_.mu = config_.training.lm_damping;
   backend_.set_parameters(convert_parameters<T>(initial));
   draw_batch(out.times);
@@ -224,16 +243,19 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
 
     // On one fixed batch, a step that no damping up to μ = 1e12 makes smaller means converged.
     if (vp && tc.resample_every == 0 && state_.mu >= 1e12) out.stop_reason = "converged";
-    if (out.stop_reason.empty() && tc.time_limit > 0 && state_.seconds >= tc.time_limit)
+    // Clocks and signals differ between ranks: every rank stops at the cycle where any would.
+    if (out.stop_reason.empty() &&
+        any_rank(tc.time_limit > 0 && state_.seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
-    if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";
+    if (out.stop_reason.empty() && any_rank(should_stop && should_stop()))
+      out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) break;
 
     if (report_due && state_.cycle < tc.max_cycles) {
       auto t0 = Clock::now();
       // The report shows the parameters' loss on the current batch after the whole cycle.
       const LossParts now = lm ? loss : backend_.residuals();
-      const bool go_on = report(state_.cycle, state_.seconds, now, backend_, false);
+      const bool go_on = !any_rank(!report(state_.cycle, state_.seconds, now, backend_, false));
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "monitor";

@@ -39,7 +39,11 @@ using ReportFn = std::function<bool(long cycle, double seconds, const LossParts&
 template <class T>
 class RbfTrainer {
  public:
-  RbfTrainer(const Config& config, const Problem& problem, RbfBackend<T>& backend);
+  // With several ranks (`comm`), each draws its share of every batch from its own stream
+  // (share_of, rank_seed) and the backend sums over the ranks; the stopping decisions are
+  // agreed on by every rank. Null: one process.
+  RbfTrainer(const Config& config, const Problem& problem, RbfBackend<T>& backend,
+             std::shared_ptr<Communicator> comm = nullptr);
 
   // Starts from `initial` (with `solve_initial_weights`, least-squares weights are solved on
   // the first batch) and trains until a stopping rule holds. Divergence is not thrown: the
@@ -63,9 +67,13 @@ class RbfTrainer {
   // Non-empty when the parameters show divergence (non-finite, or centres flung far away).
   std::string unsound(const RbfParameters<T>& params) const;
 
+  // True when any rank's `mine` is true (the value itself with one rank).
+  bool any_rank(bool mine) const;
+
   const Config& config_;
   const Problem& problem_;
   RbfBackend<T>& backend_;
+  std::shared_ptr<Communicator> comm_;
   TrainerState<T> state_;
 };
 

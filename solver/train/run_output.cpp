@@ -55,7 +55,11 @@ Json yaml_to_json(const YAML::Node& node) {
 }  // namespace
 
 RunOutput::RunOutput(const Config& config, const Problem& problem, const SolveOptions& options)
-    : config_(config), problem_(problem), options_(options), dir_(config.output.directory) {
+    : config_(config),
+      problem_(problem),
+      options_(options),
+      comm_(options.comm ? options.comm : serial_communicator()),
+      dir_(config.output.directory) {
   grid_ = make_evaluation_grid(problem.domain(), config.output.resolution);
   const std::size_t n = grid_.n_points();
   if (problem.has_exact()) {
@@ -88,6 +92,7 @@ void check_output_directory(const Config& config) {
 }
 
 void RunOutput::create_directory() const {
+  if (!writes()) return;
   // A bad path (a file in the way, no permission) is the config's error, named by its key.
   std::error_code ec;
   fs::create_directories(dir_, ec);
@@ -96,7 +101,8 @@ void RunOutput::create_directory() const {
 }
 
 void RunOutput::note(const std::string& text) const {
-  if (options_.progress && !options_.quiet) *options_.progress << text << "\n" << std::flush;
+  if (writes() && options_.progress && !options_.quiet)
+    *options_.progress << text << "\n" << std::flush;
 }
 
 std::vector<PointArray> RunOutput::solution_arrays(const std::vector<double>& u,
@@ -125,7 +131,7 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
   // Progress: redrawn at most 10 times a second on a terminal; otherwise a line per report but
   // no more than one a second, so that the log of a long run stays readable. The final line
   // always appears.
-  if (history_due && options_.progress && !options_.quiet) {
+  if (history_due && writes() && options_.progress && !options_.quiet) {
     const double min_gap = options_.progress_is_terminal ? 0.1 : 1.0;
     if (final || !progress_printed_ || seconds - progress_last_ >= min_gap) {
       progress_printed_ = true;
@@ -153,7 +159,7 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
   }
 
   const int every = config_.output.snapshot_every;
-  if (vtk_available() && every > 0 && (cycle % every == 0 || final)) {
+  if (writes() && vtk_available() && every > 0 && (cycle % every == 0 || final)) {
     char name[64];
     std::snprintf(name, sizeof name, "training_%06ld.vtu", cycle);
     if (snapshots_.empty() || snapshots_.back().second != name) {
@@ -163,7 +169,7 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
     }
   }
   // A long run keeps its history on disk as it goes, so an interrupted run still has it.
-  if (history_due && !final && history_.rows().size() % 10 == 0) write_history();
+  if (writes() && history_due && !final && history_.rows().size() % 10 == 0) write_history();
   return e;
 }
 
@@ -173,7 +179,9 @@ void RunOutput::restore(const std::vector<HistoryCsv::Row>& rows, const Snapshot
   snapshots_ = snapshots;
 }
 
-void RunOutput::write_history() const { history_.flush(dir_ / "history.csv"); }
+void RunOutput::write_history() const {
+  if (writes()) history_.flush(dir_ / "history.csv");
+}
 
 namespace {
 
@@ -230,6 +238,7 @@ void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
 
 void RunOutput::write_solution(const std::vector<double>& u,
                                const std::vector<double>& residual) const {
+  if (!writes()) return;
   write_pictures(solution_arrays(u, residual));
   if (!vtk_available()) {
     note("note: this build has no VTK: solution.vtu, centres.vtp, collocation.vtp not written");
@@ -240,7 +249,7 @@ void RunOutput::write_solution(const std::vector<double>& u,
 
 void RunOutput::write_collocation(const CollocationBatch& batch, const std::vector<double>& e,
                                   const std::vector<double>& b) const {
-  if (!vtk_available()) return;
+  if (!writes() || !vtk_available()) return;
   std::vector<double> pts = batch.interior;
   pts.insert(pts.end(), batch.boundary.begin(), batch.boundary.end());
   std::vector<double> residual = e, target = batch.f, kind(e.size(), 0.0);
@@ -252,6 +261,7 @@ void RunOutput::write_collocation(const CollocationBatch& batch, const std::vect
 }
 
 void RunOutput::write_summary(const SolveResult& result, const Json& model_counts) const {
+  if (!writes()) return;
   const TrainOutcome& o = result.outcome;
   Json summary = Json::object();
   summary.set("rbfpde_version", RBFPDE_VERSION);
@@ -262,6 +272,11 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
   summary.set("backend", result.backend);
   summary.set("device", result.device);
   summary.set("precision", result.precision);
+  summary.set("ranks", result.ranks);
+  Json devices = Json::array();
+  for (const std::string& d : result.devices) devices.push(Json(d));
+  if (result.devices.empty()) devices.push(Json(result.device));
+  summary.set("devices", devices);
   summary.set("stop_reason", o.stop_reason);
   summary.set("diverged", o.diverged);
   if (o.diverged) {
@@ -314,7 +329,7 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
 }
 
 void RunOutput::print_result(const SolveResult& r) const {
-  if (!options_.out || options_.quiet) return;
+  if (!writes() || !options_.out || options_.quiet) return;
   const TrainOutcome& o = r.outcome;
   std::ostream& os = *options_.out;
   os << config_.name << ": " << r.model << " (" << r.parameters << " parameters), "

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct SolveOptions {
   bool progress_is_terminal = false;  // redraw one line instead of printing a line per report
   bool resume = false;                // continue from <output directory>/checkpoint
   std::function<bool()> should_stop;  // polled after every cycle (SIGINT/SIGTERM); may be empty
+  // The ranks of a distributed run (null: one process). Rank 0 alone writes files and prints.
+  std::shared_ptr<Communicator> comm;
 };
 
 struct SolveResult {
@@ -45,6 +48,8 @@ struct SolveResult {
   double seconds_output = 0;
   std::string directory;
   int exit_code = 0;      // 0, or 3 when training diverged or the result is unsound
+  int ranks = 1;          // processes of the run
+  std::vector<std::string> devices;  // each rank's device, in rank order
 };
 
 // Before a run starts: output.directory must be creatable, or writable when it exists. A path
@@ -73,6 +78,11 @@ class RunOutput {
   ErrorNorms errors_of(const std::vector<double>& u) const {
     return exact_.empty() ? ErrorNorms{} : compute_errors(u, exact_);
   }
+
+  // The run's communicator (the serial one for a single process), and whether this process
+  // writes the outputs: rank 0 alone does.
+  Communicator& comm() const { return *comm_; }
+  bool writes() const { return comm_->rank() == 0; }
 
   // Notes on the progress stream (not with --quiet).
   void note(const std::string& text) const;
@@ -103,6 +113,7 @@ class RunOutput {
   const Config& config_;
   const Problem& problem_;
   const SolveOptions& options_;
+  std::shared_ptr<Communicator> comm_;
   std::filesystem::path dir_;
   EvaluationGrid grid_;
   std::vector<double> exact_;

@@ -62,13 +62,17 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   result.precision = config.compute.precision;
   result.directory = config.output.directory;
 
+  const std::shared_ptr<Communicator> comm = options.comm ? options.comm : serial_communicator();
   BackendOptions bopt;
+  bopt.comm = comm;
   bopt.dim = problem.dim();
   bopt.penalty = config.training.penalty;
   bopt.min_width = minimum_width(problem.domain(), config.training);
   bopt.laplacian_dims = problem.space_dim();
   std::unique_ptr<RbfBackend<T>> backend = make_backend<T>(backend_name, bopt);
   result.device = backend->device_name();
+  result.ranks = comm->size();
+  result.devices = allgather_strings(*comm, result.device);
   // The device sampler draws Poisson/Dirichlet batches only (it evaluates f and the boundary
   // values, not the operator's or the conditions' coefficients, nor a space-time domain): any
   // other problem is sampled on the host and handed over by set_batch.
@@ -108,7 +112,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   model.unsound = [spacing, lo, hi](const RbfParameters<T>& p, double max_abs_u) {
     return narrow_neurons(p, spacing, max_abs_u, lo, hi);
   };
-  RbfTrainer<T> trainer(config, problem, *backend);
+  RbfTrainer<T> trainer(config, problem, *backend, comm);
   const ReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
                                  RbfBackend<T>&, bool final) {
     return supervisor.report(cycle, seconds, loss, model, final);
@@ -128,9 +132,10 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   const RbfParameters<T> params = backend->parameters();
   result.parameters = static_cast<long long>(params.size());
   output.write_history();
-  write_model_yaml(output.directory() / "model.yaml", params, config, backend_name);
+  if (output.writes())
+    write_model_yaml(output.directory() / "model.yaml", params, config, backend_name);
   output.write_solution(supervisor.u(), supervisor.residual());
-  if (vtk_available()) {
+  if (output.writes() && vtk_available()) {
     write_points_vtp(output.directory() / "centres.vtp", problem.dim(),
                      std::vector<double>(params.centres.begin(), params.centres.end()),
                      {{"width", 1, std::vector<double>(params.widths.begin(), params.widths.end())},
@@ -160,6 +165,16 @@ SolveResult solve(const Config& config, const Problem& problem, const SolveOptio
   if (backend == "cuda" && !cuda_device_available())
     throw InputError(config.compute.backend_loc, "compute.backend",
                      "cuda was asked for, but no CUDA device is present (use auto or cpu)");
+  const int ranks = options.comm ? options.comm->size() : 1;
+  if (ranks > 1 && backend == "cuda")
+    throw InputError(config.compute.backend_loc, "compute.backend",
+                     "a run over " + std::to_string(ranks) +
+                         " ranks needs the cpu backend in this version, found cuda (set "
+                         "compute.backend: cpu)");
+  if (ranks > 1 && config.model.type == "mlp")
+    throw InputError(SourceLoc{config.file, 0, 0}, "model.type",
+                     "a run over " + std::to_string(ranks) +
+                         " ranks needs the rbf model in this version, found mlp");
   if (backend == "cpu") check_host_memory(config, problem.dim());
   check_output_directory(config);
   if (config.compute.backend == "auto" && backend == "cpu" && options.progress && !options.quiet)

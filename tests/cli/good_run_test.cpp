@@ -435,7 +435,11 @@ TEST(CliVersion, PrintsNameAndVersion) {
   TempDir dir;
   const RunResult r = run_rbfpde({"--version"}, dir.path());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, std::string("rbfpde ") + RBFPDE_VERSION + "\n");
+  // The name and version, then whether this build runs over MPI ranks.
+  const std::string first = std::string("rbfpde ") + RBFPDE_VERSION + "\n";
+  EXPECT_EQ(r.out.substr(0, first.size()), first);
+  EXPECT_EQ(r.out.substr(first.size(), 18), "distributed runs: ") << r.out;
+  EXPECT_EQ(r.out.back(), '\n');
   EXPECT_EQ(r.err, "");
 }
 

@@ -1,0 +1,99 @@
+// The communicator of a data-parallel run (docs/architecture.md, "Distributed runs"): every
+// rank holds the same parameters and its own share of the collocation points; the backends sum
+// their partial sums over the ranks with allreduce_sum. A serial communicator (one rank) makes
+// every collective a no-op, so that one code path serves both.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rbfpde {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual std::string name() const = 0;  // "serial" | "mpi"
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // In-place sums over the ranks; every rank gets the sum.
+  virtual void allreduce_sum(double* data, std::size_t n) = 0;
+  virtual void allreduce_sum(float* data, std::size_t n) = 0;
+  // Root's `bytes` bytes at `data` on every rank.
+  virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
+  // out (size()·n values) = the ranks' `in` (n values each) in rank order.
+  virtual void allgather(const double* in, std::size_t n, double* out) = 0;
+  virtual void allgather(const float* in, std::size_t n, float* out) = 0;
+  virtual void barrier() = 0;
+  // Prints "error: rank r of n: message" once and ends every rank with `code`.
+  [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
+};
+
+// One rank: the collectives return their input.
+std::shared_ptr<Communicator> serial_communicator();
+
+// True when this build has the MPI communicator.
+bool mpi_built();
+// A one-line description of the distributed-run support of this build, for --version.
+std::string distributed_support();
+
+// MPI's lifetime, for main(): mpi_initialize before anything else, mpi_finalize at the end;
+// both do nothing in a build without MPI. mpi_initialize returns the world communicator (the
+// serial one without MPI); a process that mpirun or srun did not start is a singleton of size 1.
+std::shared_ptr<Communicator> mpi_initialize(int* argc, char*** argv);
+void mpi_finalize();
+// The communicator of mpi_initialize, or the serial one when MPI was not initialised.
+std::shared_ptr<Communicator> world_communicator();
+
+// A collective that has not returned within this many seconds ends the run (a rank died or
+// stopped calling collectives): the MPI communicator's watchdog.
+constexpr double kCollectiveTimeoutSeconds = 300;
+// Sets the watchdog's limit of the world communicator (tests shorten it).
+void set_collective_timeout(double seconds);
+
+// Every rank's `mine`, in rank order, on every rank (a collective).
+inline std::vector<std::string> allgather_strings(Communicator& comm, const std::string& mine) {
+  const int n = comm.size();
+  std::vector<std::string> all(std::size_t(n > 0 ? n : 1));
+  if (n <= 1) {
+    all[0] = mine;
+    return all;
+  }
+  const double length = double(mine.size());
+  std::vector<double> lengths(static_cast<std::size_t>(n));
+  comm.allgather(&length, 1, lengths.data());
+  for (int r = 0; r < n; ++r) {
+    std::string& s = all[std::size_t(r)];
+    if (r == comm.rank())
+      s = mine;
+    else
+      s.assign(std::size_t(lengths[std::size_t(r)]), '\0');
+    comm.broadcast(&s[0], s.size(), r);
+  }
+  return all;
+}
+
+// Rank r's share of `total` items split over `size` ranks: the first total % size ranks get one
+// more. offset is where the share starts in the union, rank by rank.
+struct Share {
+  std::size_t offset = 0, count = 0;
+};
+inline Share share_of(std::size_t total, int rank, int size) {
+  const std::size_t q = total / std::size_t(size), r = total % std::size_t(size);
+  const std::size_t k = std::size_t(rank);
+  return {k * q + (k < r ? k : r), q + (k < r ? 1 : 0)};
+}
+
+// The seed of rank r's stream: the seed itself on rank 0 (a one-rank run draws exactly what a
+// serial one does), a SplitMix64 mix of (seed, rank) on the others.
+inline std::uint64_t rank_seed(std::uint64_t seed, int rank) {
+  if (rank == 0) return seed;
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * std::uint64_t(rank + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace rbfpde

@@ -1,0 +1,42 @@
+#!/bin/sh
+# A whole solve over NP ranks against the single-process run of the same config:
+#   the ranks' relative L2 error reaches the single-process bound (at most twice the single
+#   run's error, and below 1e-3: the batches differ, the accuracy must not);
+#   summary.json records the ranks and a device per rank; rank 0 alone printed the result;
+#   --resume with another rank count is refused (exit 2), with the same count it continues.
+# Usage: solve_ranks.sh MPIEXEC NP RBFPDE SOURCE_DIR WORK_DIR
+set -eu
+MPIEXEC=$1 NP=$2 RBFPDE=$3 SRC=$4 WORK=$5
+CONFIG=$SRC/configs/poisson2d_seed.yaml
+RUN="$MPIEXEC --oversubscribe --allow-run-as-root --bind-to none"
+SETS="--set compute.backend=cpu --set training.method=varpro --set training.max_cycles=40"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+"$RBFPDE" solve "$CONFIG" $SETS --set output.directory="$WORK/single" -q
+$RUN -np "$NP" "$RBFPDE" solve "$CONFIG" $SETS --set output.directory="$WORK/ranks" > "$WORK/ranks.out"
+lines=$(grep -c "^output: " "$WORK/ranks.out")
+[ "$lines" -eq 1 ] || { echo "expected one result from rank 0, found $lines"; exit 1; }
+/usr/bin/python3 - "$WORK" "$NP" <<'PY'
+import json, sys
+work, np_ = sys.argv[1], int(sys.argv[2])
+single = json.load(open(work + "/single/summary.json"))
+ranks = json.load(open(work + "/ranks/summary.json"))
+es, er = single["final"]["relative_l2_error"], ranks["final"]["relative_l2_error"]
+print(f"relative L2 error: single process {es:.3e}, {np_} ranks {er:.3e}")
+assert single["ranks"] == 1 and len(single["devices"]) == 1, single["ranks"]
+assert ranks["ranks"] == np_ and len(ranks["devices"]) == np_, (ranks["ranks"], ranks["devices"])
+assert er <= 2 * es and er < 1e-3, "the ranks' run misses the single-process bound"
+PY
+set +e
+$RUN -np 1 "$RBFPDE" solve "$CONFIG" $SETS --set output.directory="$WORK/ranks" --set training.max_cycles=45 --resume -q 2> "$WORK/refused.err"
+code=$?
+set -e
+[ "$code" -eq 2 ] || { echo "resume with 1 rank: expected exit 2, found $code"; cat "$WORK/refused.err"; exit 1; }
+grep -q "written by a run of $NP ranks" "$WORK/refused.err" || { cat "$WORK/refused.err"; exit 1; }
+$RUN -np "$NP" "$RBFPDE" solve "$CONFIG" $SETS --set output.directory="$WORK/ranks" --set training.max_cycles=45 --resume -q
+/usr/bin/python3 -c "
+import json, sys
+s = json.load(open('$WORK/ranks/summary.json'))
+assert s['counts']['cycles'] == 45, s['counts']['cycles']
+print('resumed to cycle', s['counts']['cycles'])"
+echo "PASS"
