@@ -73,9 +73,10 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   result.device = backend->device_name();
   result.ranks = comm->size();
   result.devices = allgather_strings(*comm, result.device);
-  // The device sampler draws Poisson/Dirichlet batches only (it evaluates f and the boundary
-  // values, not the operator's or the conditions' coefficients, nor a space-time domain): any
-  // other problem is sampled on the host and handed over by set_batch.
+  // Poisson/Dirichlet problems are drawn on the device when the backend can; any other problem is
+  // sampled on the host and handed over by set_batch (variable projection draws one batch, so
+  // that costs once). The device sampler's general rows (gpu::operator_text) are exercised by
+  // tests/gpu/cuda_general_sampler_test.cpp; it draws no space-time batches.
   if (problem.poisson_dirichlet()) {
     try {
       backend->set_problem(problem);

@@ -535,12 +535,25 @@ bool OperatorText::poisson_dirichlet(int dim) const {
 }
 
 OperatorText operator_text(const Problem& problem) {
+  if (problem.has_time())
+    throw std::runtime_error("the device sampler does not draw space-time batches (the initial "
+                             "face and the lateral boundary)");
   OperatorText op;
   op.f = problem.f().text();
+  const bool general = !problem.poisson_dirichlet();
+  if (general) {
+    op.a = problem.a().text();
+    op.c = problem.c().text();
+    for (const Expression& b : problem.b()) op.b.push_back(b.text());
+  }
   for (const BoundaryCondition& bc : problem.boundary()) {
     OperatorText::Boundary e;
     e.value = bc.value.text();
     if (!bc.everywhere) e.where = bc.where.text();
+    if (general) {
+      e.alpha = bc.alpha.text();
+      e.beta = bc.beta.text();
+    }
     op.boundary.push_back(e);
   }
   return op;

@@ -41,7 +41,9 @@ struct OperatorText {
   bool poisson_dirichlet(int dim) const;
 };
 
-// The operator text of `problem`: f and its Dirichlet entries.
+// The operator text of `problem`: f, the boundary entries and, unless the problem is
+// Poisson/Dirichlet, the coefficient expressions. Throws std::runtime_error for a problem with
+// time (the host samples those).
 OperatorText operator_text(const Problem& problem);
 
 // The generated CUDA source (exposed for tests and for error messages).
