@@ -37,6 +37,16 @@ void check_at(const ExprSpec& spec, const Expression& e, const std::vector<doubl
     if (!std::isfinite(values[i])) not_finite(spec, values[i], points.data() + i * dim, dim);
 }
 
+// The config entry an interior coefficient of `problem` comes from: a and c are `k` (helmholtz)
+// or `diffusivity` (heat) when the equation is a shorthand.
+const ExprSpec* coefficient_spec(const ProblemSpec& spec, char which) {
+  if (spec.equation == "helmholtz" && which == 'c' && spec.k) return &*spec.k;
+  if (spec.equation == "heat" && which == 'a' && spec.diffusivity) return &*spec.diffusivity;
+  if (which == 'a' && spec.a) return &*spec.a;
+  if (which == 'c' && spec.c) return &*spec.c;
+  return nullptr;
+}
+
 }  // namespace
 
 void check_expressions_finite(const ProblemSpec& spec, const Problem& problem,
@@ -44,11 +54,26 @@ void check_expressions_finite(const ProblemSpec& spec, const Problem& problem,
                               const std::vector<double>& grid_points) {
   const int dim = problem.dim();
   check_at(spec.f, problem.f(), points.interior, dim);
+  // The interior row's coefficients (constants of the shorthands are finite by construction).
+  if (const ExprSpec* a = coefficient_spec(spec, 'a')) check_at(*a, problem.a(), points.interior, dim);
+  if (const ExprSpec* c = coefficient_spec(spec, 'c')) check_at(*c, problem.c(), points.interior, dim);
+  if (spec.equation == "linear")
+    for (std::size_t j = 0; j < problem.b().size() && j < spec.b.size(); ++j)
+      check_at(spec.b[j], problem.b()[j], points.interior, dim);
 
   const std::vector<BoundaryCondition>& bcs = problem.boundary();
   const std::size_t nb = points.boundary.size() / static_cast<std::size_t>(dim);
   for (std::size_t j = 0; j < nb; ++j) {
     const double* x = points.boundary.data() + j * dim;
+    // The initial face (with time) takes u = initial, not the boundary entries.
+    if (problem.has_time() && !points.normals.empty() &&
+        problem.on_initial_face(points.normals.data() + j * dim)) {
+      if (problem.has_initial() && spec.initial) {
+        const double v = problem.initial()(x);
+        if (!std::isfinite(v)) not_finite(*spec.initial, v, x, dim);
+      }
+      continue;
+    }
     for (std::size_t i = 0; i < bcs.size() && i < spec.boundary.size(); ++i) {
       const BoundaryCondition& bc = bcs[i];
       // A `where` selects where it is non-zero and not NaN (Problem::boundary_entry), so a NaN
@@ -59,6 +84,12 @@ void check_expressions_finite(const ProblemSpec& spec, const Problem& problem,
       }
       const double v = bc.value(x);
       if (!std::isfinite(v)) not_finite(spec.boundary[i].value, v, x, dim);
+      if (bc.type == "robin") {
+        const double al = bc.alpha(x), be = bc.beta(x);
+        if (!std::isfinite(al)) not_finite(spec.boundary[i].alpha, al, x, dim);
+        if (!std::isfinite(be) && !spec.boundary[i].beta.text.empty())
+          not_finite(spec.boundary[i].beta, be, x, dim);
+      }
       break;
     }
   }

@@ -11,9 +11,12 @@ namespace rbfpde {
 
 // Throws InputError at the expression's key, naming its text and the first point where its value
 // is NaN or ±Inf:
-//   - f at `points`' interior points;
-//   - at `points`' boundary points, the value of the boundary entry that applies there (the first
-//     whose `where` holds, as Problem::boundary_entry chooses);
+//   - f and the interior row's coefficients (a, b, c; k of helmholtz, diffusivity of heat) at
+//     `points`' interior points;
+//   - with time, `initial` at the boundary points on the initial face;
+//   - at `points`' other boundary points, the value (and a robin entry's alpha and beta) of the
+//     boundary entry that applies there (the first whose `where` holds, as
+//     Problem::boundary_entry chooses);
 //   - exact (when given) at the interior and boundary points and at `grid_points` (row-major,
 //     n × dim: the evaluation grid's points).
 // `spec` is the ProblemSpec `problem` was built from (for keys and locations).

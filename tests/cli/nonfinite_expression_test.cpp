@@ -105,5 +105,26 @@ TEST(NonFiniteExpression, BoundaryValueOutsideItsWhereIsNotAnError) {
   EXPECT_TRUE(fs::exists(dir / "out/summary.json"));
 }
 
+TEST(NonFiniteExpression, InteriorCoefficient) {
+  // A linear operator's reaction coefficient c = log(x − 0.5) is NaN on half the square.
+  const std::string yaml = replace_once(
+      kTinyConfig, "    type: poisson\n",
+      "    type: linear\n    c: \"log(x - 0.5)\"\n");
+  const Failure f = expect_nonfinite_error(yaml, "c.yaml:9:8", "problem.equation.c");
+  EXPECT_EQ(f.text, "log(x - 0.5)");
+  ASSERT_EQ(f.point.size(), 2u);
+  EXPECT_LE(f.point[0], 0.5);
+}
+
+TEST(NonFiniteExpression, RobinCoefficient) {
+  const std::string yaml = replace_once(
+      kTinyConfig, "    - type: dirichlet\n      value: \"0\"\n",
+      "    - type: robin\n      alpha: \"1/x\"\n      value: \"0\"\n");
+  const Failure f = expect_nonfinite_error(yaml, "c.yaml:12:14", "problem.boundary[0].alpha");
+  EXPECT_EQ(f.text, "1/x");
+  ASSERT_EQ(f.point.size(), 2u);
+  EXPECT_EQ(f.point[0], 0.0);
+}
+
 }  // namespace
 }  // namespace rbfpde::cli_test
