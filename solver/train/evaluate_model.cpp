@@ -73,11 +73,15 @@ std::optional<Config> recorded_problem(const std::string& file) {
 LoadedModel load_model(const std::string& file) {
   LoadedModel m;
   const std::string type = model_type(file);
+  m.config = recorded_problem(file);
+  // Δ acts on the spatial coordinates only when the recorded problem has time.
+  const int laplacian_dims = m.config ? m.config->problem.space_dim() : 0;
   if (type == "rbf") {
     const RbfParameters<double> p = read_model_yaml(file);
     BackendOptions opt;
     opt.dim = p.dim;
     opt.min_width = 0;
+    if (laplacian_dims > 0 && laplacian_dims <= p.dim) opt.laplacian_dims = laplacian_dims;
     std::shared_ptr<RbfBackend<double>> backend = make_cpu_backend<double>(opt);
     backend->set_parameters(p);
     m.dim = p.dim;
@@ -89,8 +93,9 @@ LoadedModel load_model(const std::string& file) {
     m.owner = backend;
   } else {
     const MlpModel model = read_mlp_model_yaml(file);
-    std::shared_ptr<MlpBackend<double>> backend =
-        make_cpu_mlp_backend<double>(mlp_backend_options(model.shape, 1.0));
+    MlpOptions opt = mlp_backend_options(model.shape, 1.0);
+    if (laplacian_dims > 0 && laplacian_dims <= model.shape.dim) opt.laplacian_dims = laplacian_dims;
+    std::shared_ptr<MlpBackend<double>> backend = make_cpu_mlp_backend<double>(opt);
     backend->set_parameters(model.parameters);
     m.dim = model.shape.dim;
     m.box_lo = model.shape.input_min;
@@ -102,7 +107,6 @@ LoadedModel load_model(const std::string& file) {
     };
     m.owner = backend;
   }
-  m.config = recorded_problem(file);
   if (m.config && m.config->problem.dim != m.dim)
     throw InputError(SourceLoc{file}, "problem",
                      "expected the problem of a " + std::to_string(m.dim) + "D model, found a " +
@@ -197,7 +201,7 @@ EvalSummary evaluate_model(const EvalRequest& r) {
   if (r.laplacian) arrays.push_back({"laplacian_u", 1, lap});
   if (problem) {
     // The same arrays as solution.vtu's: u_exact and error with an exact solution, and the
-    // residual of the equation, Δu − f.
+    // residual of the equation's row, a·Δₛu + b·∇u + c·u − f (Δu − f for Poisson).
     if (problem->has_exact()) {
       std::vector<double> exact(n), error(n);
       problem->exact().evaluate(grid.points.data(), n, exact.data());
@@ -205,9 +209,10 @@ EvalSummary evaluate_model(const EvalRequest& r) {
       arrays.push_back({"u_exact", 1, exact});
       arrays.push_back({"error", 1, error});
     }
-    std::vector<double> f(n), residual(n);
-    problem->f().evaluate(grid.points.data(), n, f.data());
-    for (std::size_t i = 0; i < n; ++i) residual[i] = lap[i] - f[i];
+    std::vector<double> residual(n), g;
+    if (problem->uses_gradient()) m.gradient(grid.points, g);
+    problem->interior_residuals(grid.points.data(), n, u.data(), g.empty() ? nullptr : g.data(),
+                                lap.data(), residual.data());
     arrays.push_back({"residual", 1, residual});
   }
 
