@@ -472,4 +472,27 @@ void batch_residuals(const CollocationBatch& batch, const std::vector<double>& u
   }
 }
 
+void check_batch_sizes(const CollocationBatch& batch, int dim) {
+  const std::size_t n = batch.n_interior(), k = batch.n_boundary(), d = std::size_t(dim);
+  auto check = [](const char* what, std::size_t got, std::size_t want, bool may_be_empty) {
+    if (got == want || (may_be_empty && got == 0)) return;
+    throw std::invalid_argument(std::string("batch with ") + std::to_string(got) + " " + what +
+                                ", expected " + std::to_string(want) +
+                                (may_be_empty ? " or none" : ""));
+  };
+  check("interior coordinates", batch.interior.size(), n * d, false);
+  check("boundary coordinates", batch.boundary.size(), k * d, false);
+  check("values of a", batch.a.size(), n, true);
+  check("values of b", batch.b.size(), n * d, true);
+  check("values of c", batch.c.size(), n, true);
+  check("values of alpha", batch.alpha.size(), k, true);
+  check("values of beta", batch.beta.size(), k, true);
+  bool flux = false;
+  for (double v : batch.beta) flux = flux || v != 0;
+  if (flux) check("normal components", batch.normals.size(), k * d, false);
+  if (batch.space_dim < 0 || batch.space_dim > batch.dim)
+    throw std::invalid_argument("batch with space_dim " + std::to_string(batch.space_dim) +
+                                " outside 0 … " + std::to_string(batch.dim));
+}
+
 }  // namespace rbfpde

@@ -113,6 +113,11 @@ struct CollocationBatch {
   }
 };
 
+// Throws std::invalid_argument unless every vector of `batch` has the size its point counts and
+// `dim` give it (a coefficient vector may also be empty: its default), normals included where a
+// boundary row has β ≠ 0, and 0 ≤ space_dim ≤ dim.
+void check_batch_sizes(const CollocationBatch& batch, int dim);
+
 // Row residuals at a batch's own points, from its coefficients (CollocationBatch) and the model's
 // values there: e = a·Δₛu + b·∇u + c·u − f at the interior points, r = α·u + β·∂u/∂n − p at the
 // boundary points. The gradients (n × dim) are read only where b, respectively β, is non-empty.

@@ -140,7 +140,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
     if (batch.dim != dim_) throw std::invalid_argument("batch of the wrong dimension");
     const Eigen::Index n_int = Eigen::Index(batch.n_interior());
     const Eigen::Index n_bnd = Eigen::Index(batch.n_boundary());
-    check_batch_sizes(batch);
+    check_batch_sizes(batch, dim_);
     if (batch.laplacian_dims() != lap_dims_)
       throw std::invalid_argument("the batch's Laplacian acts on " +
                                   std::to_string(batch.laplacian_dims()) +
@@ -229,31 +229,6 @@ class CpuMlpBackend final : public MlpBackend<T> {
 
  private:
   int layers() const { return int(sizes_.size()) - 1; }  // weight layers, output included
-
-  // Every vector of the batch has the size its point counts give it (a coefficient vector may
-  // also be empty: its default).
-  void check_batch_sizes(const CollocationBatch& batch) const {
-    const std::size_t n = batch.n_interior(), k = batch.n_boundary(), d = std::size_t(dim_);
-    auto check = [](const char* what, std::size_t got, std::size_t want, bool may_be_empty) {
-      if (got == want || (may_be_empty && got == 0)) return;
-      throw std::invalid_argument(std::string("batch with ") + std::to_string(got) + " " + what +
-                                  ", expected " + std::to_string(want) +
-                                  (may_be_empty ? " or none" : ""));
-    };
-    check("interior coordinates", batch.interior.size(), n * d, false);
-    check("boundary coordinates", batch.boundary.size(), k * d, false);
-    check("values of a", batch.a.size(), n, true);
-    check("values of b", batch.b.size(), n * d, true);
-    check("values of c", batch.c.size(), n, true);
-    check("values of alpha", batch.alpha.size(), k, true);
-    check("values of beta", batch.beta.size(), k, true);
-    bool flux = false;
-    for (double v : batch.beta) flux = flux || v != 0;
-    if (flux) check("normal components", batch.normals.size(), k * d, false);
-    if (batch.space_dim < 0 || batch.space_dim > batch.dim)
-      throw std::invalid_argument("batch with space_dim " + std::to_string(batch.space_dim) +
-                                  " outside 0 … " + std::to_string(batch.dim));
-  }
 
   // The streams a boundary block of `count` points from `start` carries: the value, and ∇ when
   // one of its points has β ≠ 0.
