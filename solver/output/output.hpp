@@ -92,15 +92,17 @@ void write_points_vtp(const std::filesystem::path& path, int dim, const std::vec
 EvaluationGrid read_vtk_grid(const std::filesystem::path& path, int dim);
 
 // Points of a CSV file whose header names the coordinates x, y (2D) or x, y, z (3D) among its
-// columns, in any order; other columns are ignored. Throws InputError naming the file, line and
+// columns, in any order; other columns are ignored. With space_dim < dim (a problem with time) the
+// last coordinate is named t: x, y, t. Throws InputError naming the file, line and
 // column on a missing or extra coordinate column, a cell that is not a finite number, or a row
 // with fewer cells than the header.
-std::vector<double> read_points_csv(const std::filesystem::path& path, int dim);
+std::vector<double> read_points_csv(const std::filesystem::path& path, int dim,
+                                    int space_dim = 0);
 
-// Coordinates (x, y[, z]) then one column per array component: a scalar array under its name, a
-// vector array as name_x, name_y[, name_z]. Numbers in the shortest form that reads back exactly.
+// Coordinates (x, y[, z], or x, y, t with time: space_dim < dim) then one column per array
+// component: a scalar array under its name, a vector array as name_x, name_y[, name_z or name_t]. Numbers in the shortest form that reads back exactly.
 void write_points_csv(const std::filesystem::path& path, int dim, const std::vector<double>& points,
-                      const std::vector<PointArray>& arrays);
+                      const std::vector<PointArray>& arrays, int space_dim = 0);
 
 // training.pvd: a collection of (time, file name relative to the .pvd) entries.
 void write_pvd(const std::filesystem::path& path,

@@ -54,15 +54,22 @@ std::vector<std::pair<std::string, int>> split_csv(const std::string& line) {
   return cells;
 }
 
-std::string axes_list(int dim) {
+// Coordinate a's column name: x, y, z over space, t for the last coordinate of a problem with
+// time (space_dim < dim).
+std::string axis_name(int a, int dim, int space_dim) {
+  if (space_dim > 0 && space_dim < dim && a == dim - 1) return "t";
+  return kAxes[a];
+}
+
+std::string axes_list(int dim, int space_dim) {
   std::string s;
-  for (int a = 0; a < dim; ++a) s += (a ? "," : "") + std::string(kAxes[a]);
+  for (int a = 0; a < dim; ++a) s += (a ? "," : "") + axis_name(a, dim, space_dim);
   return s;
 }
 
 }  // namespace
 
-std::vector<double> read_points_csv(const std::filesystem::path& path, int dim) {
+std::vector<double> read_points_csv(const std::filesystem::path& path, int dim, int space_dim) {
   const std::string file = path.string();
   std::ifstream in(path);
   if (!in) throw InputError(file + ": cannot read file");
@@ -71,28 +78,30 @@ std::vector<double> read_points_csv(const std::filesystem::path& path, int dim) 
   if (!std::getline(in, line))
     throw InputError(
         SourceLoc{file, 1, 1}, "",
-        "expected a header line with the columns " + axes_list(dim) + ", found an empty file");
+        "expected a header line with the columns " + axes_list(dim, space_dim) + ", found an empty file");
   const auto header = split_csv(line);
   // The coordinate columns: x, y[, z] exactly as the model's dimension asks; others are ignored.
   int column_of[3] = {-1, -1, -1};
   for (std::size_t c = 0; c < header.size(); ++c) {
     for (int a = 0; a < 3; ++a) {
-      if (header[c].first != kAxes[a]) continue;
+      const std::string name = a < dim ? axis_name(a, dim, space_dim) : kAxes[a];
+      if (header[c].first != name) continue;
       if (a >= dim)
         throw InputError(SourceLoc{file, 1, header[c].second}, "",
-                         "expected the columns " + axes_list(dim) + " of a " + std::to_string(dim) +
-                             "D model, found a column " + kAxes[a]);
+                         "expected the columns " + axes_list(dim, space_dim) + " of a " +
+                             std::to_string(dim) + "D model, found a column " + name);
       if (column_of[a] >= 0)
         throw InputError(SourceLoc{file, 1, header[c].second}, "",
-                         std::string("expected one column ") + kAxes[a] + ", found two");
+                         "expected one column " + name + ", found two");
       column_of[a] = static_cast<int>(c);
     }
   }
   for (int a = 0; a < dim; ++a)
     if (column_of[a] < 0)
       throw InputError(SourceLoc{file, 1, 1}, "",
-                       "expected the columns " + axes_list(dim) + " of a " + std::to_string(dim) +
-                           "D model, found no column " + kAxes[a] + " in the header \"" +
+                       "expected the columns " + axes_list(dim, space_dim) + " of a " + std::to_string(dim) +
+                           "D model, found no column " + axis_name(a, dim, space_dim) +
+                           " in the header \"" +
                            trim(line) + "\"");
   std::vector<double> points;
   while (std::getline(in, line)) {
@@ -112,7 +121,8 @@ std::vector<double> read_points_csv(const std::filesystem::path& path, int dim) 
           !std::isfinite(v))
         throw InputError(
             SourceLoc{file, line_no, cells[c].second}, "",
-            std::string("expected a finite number for ") + kAxes[a] + ", found \"" + text + "\"");
+            "expected a finite number for " + axis_name(a, dim, space_dim) + ", found \"" + text +
+                "\"");
       points.push_back(v);
     }
   }
@@ -122,9 +132,9 @@ std::vector<double> read_points_csv(const std::filesystem::path& path, int dim) 
 }
 
 void write_points_csv(const std::filesystem::path& path, int dim, const std::vector<double>& points,
-                      const std::vector<PointArray>& arrays) {
+                      const std::vector<PointArray>& arrays, int space_dim) {
   const std::size_t n = points.size() / static_cast<std::size_t>(dim);
-  std::string text = axes_list(dim);
+  std::string text = axes_list(dim, space_dim);
   for (const PointArray& a : arrays) {
     if (a.values.size() != n * static_cast<std::size_t>(a.components))
       throw std::invalid_argument("cannot write " + path.string() + ": point array '" + a.name +
@@ -133,7 +143,7 @@ void write_points_csv(const std::filesystem::path& path, int dim, const std::vec
       text += "," + a.name;
     } else {
       for (int k = 0; k < a.components; ++k)
-        text += "," + a.name + "_" + (k < 3 ? kAxes[k] : std::to_string(k));
+        text += "," + a.name + "_" + (k < dim ? axis_name(k, dim, space_dim) : std::to_string(k));
     }
   }
   text += "\n";

@@ -145,7 +145,8 @@ EvaluationGrid points_of(const EvalRequest& r, const LoadedModel& m,
     if (ext == ".csv") {
       EvaluationGrid g;
       g.dim = m.dim;
-      g.points = read_points_csv(r.points_file, m.dim);
+      g.points = read_points_csv(r.points_file, m.dim,
+                                 m.config ? m.config->problem.space_dim() : 0);
       return g;
     }
     if (ext == ".vtu" || ext == ".vtp") return read_vtk_grid(r.points_file, m.dim);
@@ -217,7 +218,8 @@ EvalSummary evaluate_model(const EvalRequest& r) {
   }
 
   if (ext == ".csv") {
-    write_points_csv(r.output_file, m.dim, grid.points, arrays);
+    write_points_csv(r.output_file, m.dim, grid.points, arrays,
+                     m.config ? m.config->problem.space_dim() : 0);
   } else if (ext == ".vtp") {
     write_points_vtp(r.output_file, m.dim, grid.points, arrays);
   } else {

@@ -287,6 +287,38 @@ TEST(EvalMlp, RoundTripAtTheSolutionPoints) {
   for (std::size_t i = 0; i < ua.size(); ++i) ASSERT_NEAR(ua[i], ub[i], 1e-13) << i;
 }
 
+// A model of a problem with time: the CSV names the coordinates x, y, t, reads them back, and the
+// residual is the heat equation's row (the exact solution's row residual is 0, so the model's
+// residual at a point is small where the model is accurate).
+TEST(EvalTime, CsvColumnsAreXYT) {
+  TempDir dir;
+  const std::string config = read_text(fs::path(RBFPDE_SOURCE_DIR) / "configs/heat2d.yaml");
+  write_text(dir / "c.yaml", config);
+  ASSERT_EQ(run_rbfpde({"solve", "c.yaml", "--backend", "cpu", "-q", "--set",
+                        "training.max_cycles=5", "--set", "model.neurons=27", "--set",
+                        "training.points.interior=300", "--set", "training.points.boundary=150",
+                        "--set", "output.resolution=[6,6,6]", "--set",
+                        "output.directory=out"},
+                       dir.path())
+                .exit_code,
+            0);
+  write_text(dir / "p.csv", "t,x,y\n0.5,0.25,0.75\n0,0.5,0.5\n");
+  const RunResult r = run_rbfpde(
+      {"eval", "out/model.yaml", "--points", "p.csv", "--output", "e.csv", "--gradient", "-q"},
+      dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string csv = read_text(dir / "e.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "x,y,t,u,grad_u_x,grad_u_y,grad_u_t,u_exact,error,residual");
+  EXPECT_NE(csv.find("\n0.25,0.75,0.5,"), std::string::npos) << csv;
+  // A column z is not a coordinate of this model: it is ignored, and t is still required.
+  write_text(dir / "q.csv", "x,y,z\n0.5,0.5,0.5\n");
+  const RunResult bad =
+      run_rbfpde({"eval", "out/model.yaml", "--points", "q.csv", "--output", "f.csv"}, dir.path());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("no column t"), std::string::npos) << bad.err;
+}
+
 // solution.vtu of a disk is body-fitted: its points lie inside the circle or on it within 1e-9,
 // the cut created points on it, and the arrays there are the model and the exact solution
 // evaluated at those very points.
