@@ -41,17 +41,7 @@ std::string extension_of(const std::string& file) { return fs::path(file).extens
 
 // The `type` of a model file, read with the file's own checks (format, readable).
 std::string model_type(const std::string& file) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(file);
-  } catch (const YAML::BadFile&) {
-    throw InputError(file + ": cannot read file");
-  } catch (const YAML::Exception& e) {
-    throw InputError(SourceLoc{file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
-  if (!root.IsMap() || !root["format"] || root["format"].as<std::string>("") != "rbfpde-model-1")
-    throw model_file_error(file, root, "format",
-                           "expected an rbfpde model file (format: rbfpde-model-1)");
+  const YAML::Node root = read_model_root(file);
   const std::string type = root["type"] ? root["type"].as<std::string>("") : "";
   if (type != "rbf" && type != "mlp")
     throw model_file_error(file, root["type"] ? root["type"] : root, "type",

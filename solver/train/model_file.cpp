@@ -65,7 +65,7 @@ InputError model_file_error(const std::string& file, const YAML::Node& node, con
   return InputError(SourceLoc{file, m.line + 1, m.column + 1}, key, what);
 }
 
-YAML::Node load_model_file(const std::string& file, const std::string& type) {
+YAML::Node read_model_root(const std::string& file) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(file);
@@ -77,6 +77,11 @@ YAML::Node load_model_file(const std::string& file, const std::string& type) {
   if (!root.IsMap() || !root["format"] || root["format"].as<std::string>("") != "rbfpde-model-1")
     throw model_file_error(file, root, "format",
                            "expected an rbfpde model file (format: rbfpde-model-1)");
+  return root;
+}
+
+YAML::Node load_model_file(const std::string& file, const std::string& type) {
+  const YAML::Node root = read_model_root(file);
   if (!root["type"] || root["type"].as<std::string>("") != type)
     throw model_file_error(file, root, "type",
                            "expected a model of type " + type + ", found \"" +

@@ -22,6 +22,8 @@ std::string problem_section(const Config& config);
 
 // Reads a model file (any model type): parses it and checks its format and `type`, throwing
 // InputError naming the file, position and key otherwise.
+// The parsed model file, checked to be one (format: rbfpde-model-1); InputError otherwise.
+YAML::Node read_model_root(const std::string& file);
 YAML::Node load_model_file(const std::string& file, const std::string& type);
 // An InputError at `node` of a model file.
 InputError model_file_error(const std::string& file, const YAML::Node& node, const std::string& key,
