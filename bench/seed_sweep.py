@@ -8,8 +8,12 @@ seeds reached it, with the count in parentheses).
 
   python3 bench/seed_sweep.py --binary build/rbfpde --backend cpu --seeds 1-20 \
       configs/poisson2d.yaml configs/lshape.yaml
+
+--jobs N runs N solves at a time, each with OMP_NUM_THREADS=--threads (for CPU sweeps on a host
+with more cores than one run uses; the times are then those of --threads cores under that load).
 """
 import argparse
+import concurrent.futures
 import csv
 import json
 import os
@@ -44,6 +48,9 @@ def main():
     ap.add_argument("--seeds", default="1-20")
     ap.add_argument("--report-every", type=int, default=5)
     ap.add_argument("--set", action="append", default=[], help="extra --set for every run")
+    ap.add_argument("--jobs", type=int, default=1, help="solves run at a time")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="OMP_NUM_THREADS of each solve (0: the environment's)")
     ap.add_argument("configs", nargs="+")
     args = ap.parse_args()
     levels = [1e-4, 1e-6, 1e-7]
@@ -54,7 +61,11 @@ def main():
         errs, ratios, secs, bad = [], [], [], 0
         reach = {l: [] for l in levels}
         seeds = seeds_of(args.seeds)
-        for seed in seeds:
+        env = dict(os.environ)
+        if args.threads > 0:
+            env["OMP_NUM_THREADS"] = str(args.threads)
+
+        def run(seed):
             with tempfile.TemporaryDirectory() as d:
                 cmd = [args.binary, "solve", cfg, "--backend", args.backend, "--precision",
                        args.precision, "--quiet", "--set", f"training.seed={seed}", "--set",
@@ -63,26 +74,33 @@ def main():
                 for s in args.set:
                     cmd += ["--set", s]
                 rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    text=True).returncode
+                                    text=True, env=env).returncode
                 try:
                     summary = json.load(open(f"{d}/out/summary.json"))
                     history = list(csv.DictReader(open(f"{d}/out/history.csv")))
                 except OSError:
-                    print(f"{cfg} seed {seed}: no outputs (exit {rc})", file=sys.stderr)
-                    bad += 1
-                    continue
-                if rc != 0:
-                    bad += 1
-                err = summary["final"]["relative_l2_error"]
-                est = summary.get("error_estimate")
-                errs.append(err)
-                if est and err:
-                    ratios.append(est / err)
-                secs.append(summary["seconds"]["training"])
-                for l in levels:
-                    reach[l].append(first_reach(history, l))
-                print(f"{os.path.basename(cfg)} seed {seed}: L2 {err:.3e} estimate {est} "
-                      f"exit {rc} {summary['seconds']['training']:.3f} s", file=sys.stderr)
+                    return seed, rc, None, None
+                return seed, rc, summary, history
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(run, seeds))
+        for seed, rc, summary, history in results:
+            if summary is None:
+                print(f"{cfg} seed {seed}: no outputs (exit {rc})", file=sys.stderr)
+                bad += 1
+                continue
+            if rc != 0:
+                bad += 1
+            err = summary["final"]["relative_l2_error"]
+            est = summary.get("error_estimate")
+            errs.append(err)
+            if est and err:
+                ratios.append(est / err)
+            secs.append(summary["seconds"]["training"])
+            for l in levels:
+                reach[l].append(first_reach(history, l))
+            print(f"{os.path.basename(cfg)} seed {seed}: L2 {err:.3e} estimate {est} "
+                  f"exit {rc} {summary['seconds']['training']:.3f} s", file=sys.stderr)
         if not errs:
             continue
         cells = []

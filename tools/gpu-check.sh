@@ -3,10 +3,14 @@
 # seed problem (gdcg and lm), the GPU benchmark, the JAX reference, and compute-sanitizer
 # (memcheck, racecheck) over the GPU tests. Logs go to $OUT/*.log (or ./gpu-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-check.sh", carry=[".mu"])
-# STEPS selects steps (default: all): any of tests solve resume bench jax sweep jaxvp baseline
-# memcheck racecheck.
+# STEPS selects steps (default: all): any of tests solve resume bench jax sweep general cpusweep
+# jaxvp baseline memcheck racecheck.
 #   sweep: bench/seed_sweep.py over the problem-only configs, seeds SWEEP_SEEDS (default 1-20),
 #     on the GPU in double (and the seed problem in float);
+#   general: the same over the Beyond-Poisson configs, seeds GENERAL_SEEDS (default 1-10);
+#   cpusweep: the Beyond-Poisson 2D configs on the CPU backend of this host, seeds CPU_SEEDS
+#     (default 1-10), CPU_JOBS solves at a time (default 6) with 2 OpenMP threads each, started
+#     in the background after the build and waited for at the end (cpusweep.log);
 #   jaxvp: bench/jax_varpro.py, the JAX peer of variable projection, seeds 1-5;
 #   baseline: when .base/src.tar.gz (carried: `git archive` of an earlier commit) exists, its
 #     bench_gpu_mlp and bench_gpu_cycle are built too and run alternately with this build's,
@@ -14,7 +18,7 @@
 # The machine has no muParser: the carried .deb files in .mu/ are unpacked into /opt/mu.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-check-logs}"
-STEPS="${STEPS:-tests solve resume bench jax sweep jaxvp baseline memcheck racecheck}"
+STEPS="${STEPS:-tests solve resume bench jax sweep general cpusweep jaxvp baseline memcheck racecheck}"
 mkdir -p "$OUT"
 status=0
 want() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -56,6 +60,14 @@ if want baseline && [ -f .base/src.tar.gz ]; then
 fi
 step build_gpu cmake --build build-gpu -j16 --target $targets
 export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+GENERAL2D="configs/helmholtz_robin.yaml configs/mixed_neumann.yaml configs/linear_variable.yaml \
+  configs/square_holes.yaml configs/square_holes_dirichlet.yaml configs/disk_cloud.yaml"
+if want cpusweep; then
+  (PYTHONUNBUFFERED=1 timeout "${CPU_SWEEP_TIMEOUT:-500}" python3 bench/seed_sweep.py \
+     --binary build-gpu/rbfpde --backend cpu --seeds "${CPU_SEEDS:-1-10}" --jobs "${CPU_JOBS:-6}" \
+     --threads 2 ${CPU_SWEEP_SET:-} $GENERAL2D >"$OUT/cpusweep.log" 2>&1) &
+  cpu_pid=$!
+fi
 
 if want tests; then
   step ctest ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 300 ${CTEST_ARGS:-}
@@ -107,6 +119,11 @@ if want sweep; then
   step sweep_float env PYTHONUNBUFFERED=1 timeout 120 python3 bench/seed_sweep.py \
     --binary build-gpu/rbfpde --backend cuda --precision float --seeds 1-5 configs/poisson2d.yaml
 fi
+if want general; then
+  step general env PYTHONUNBUFFERED=1 timeout "${GENERAL_TIMEOUT:-300}" python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cuda --seeds "${GENERAL_SEEDS:-1-10}" $GENERAL2D \
+    configs/heat2d.yaml configs/box_ball.yaml
+fi
 if want jaxvp; then
   step jaxvp timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_varpro.py --seeds "${JAXVP_SEEDS:-1-5}"
 fi
@@ -122,13 +139,17 @@ if want baseline && [ -n "${base_pid:-}" ]; then
 fi
 # The sanitizers are slow: one precision covers every kernel. The allocation test is left out:
 # its deliberate cudaMalloc failure would count as an API error.
-SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaVarproParity.*:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float:CudaFusedCycle.*Double:CudaDeviceSampler.Same*:CudaMlp*:-*SeedProblem*}"
+SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaVarproParity.*:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float:CudaFusedCycle.*Double:CudaDeviceSampler.Same*:CudaMlp*:CudaGeneralParity.*:CudaGeneralRows.*:CudaGeneralSampler.*:-*SeedProblem*}"
 if want memcheck; then
-  step memcheck timeout 150 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+  step memcheck timeout "${SAN_TIMEOUT:-240}" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
     ./build-gpu/tests/test_gpu --gtest_filter="$SAN_FILTER"
 fi
 if want racecheck; then
-  step racecheck timeout 150 compute-sanitizer --tool racecheck --error-exitcode 1 \
-    ./build-gpu/tests/test_gpu --gtest_filter="${RACE_FILTER:-CudaBackendParity.*Double:CudaVarproParity.*:CudaFusedCycle.*Double:CudaMlpParity/0.AdamSteps:CudaMlpParity/0.TrainStepsGraph:CudaMlpBackend.TinyNetworkEveryKernel:-*Fifty*:*SeedProblem*}"
+  step racecheck timeout "${SAN_TIMEOUT:-240}" compute-sanitizer --tool racecheck --error-exitcode 1 \
+    ./build-gpu/tests/test_gpu --gtest_filter="${RACE_FILTER:-CudaBackendParity.*Double:CudaVarproParity.*:CudaFusedCycle.*Double:CudaMlpParity/0.AdamSteps:CudaMlpParity/0.TrainStepsGraph:CudaMlpBackend.TinyNetworkEveryKernel:CudaGeneralParity.*:CudaMlpGeneralRows/0.*:-*Fifty*:*SeedProblem*}"
+fi
+if [ -n "${cpu_pid:-}" ]; then
+  wait "$cpu_pid" || { echo "=== cpusweep FAILED or timed out"; }
+  cat "$OUT/cpusweep.log"
 fi
 exit $status

@@ -73,11 +73,11 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   result.device = backend->device_name();
   result.ranks = comm->size();
   result.devices = allgather_strings(*comm, result.device);
-  // Poisson/Dirichlet problems are drawn on the device when the backend can; any other problem is
-  // sampled on the host and handed over by set_batch (variable projection draws one batch, so
-  // that costs once). The device sampler's general rows (gpu::operator_text) are exercised by
-  // tests/gpu/cuda_general_sampler_test.cpp; it draws no space-time batches.
-  if (problem.poisson_dirichlet()) {
+  // Batches are drawn on the device when the backend can (the CUDA backend's sampler writes the
+  // operator's and the conditions' coefficients too); a space-time problem, or a backend without a
+  // sampler, is sampled on the host and handed over by set_batch (variable projection draws one
+  // batch, so that costs once).
+  if (!problem.has_time()) {
     try {
       backend->set_problem(problem);
     } catch (const std::runtime_error& e) {

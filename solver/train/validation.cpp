@@ -170,11 +170,8 @@ double estimate_relative_error(const std::string& backend, const Config& config,
   // carry most of the error into the interior.
   opt.penalty = std::max(kEstimatePenalty, 1e4 * config.training.penalty);
   opt.min_width = 0;
-  // The CPU backend is the one known to take the general rows; the CUDA backend is used for
-  // Poisson/Dirichlet rows only.
-  std::unique_ptr<RbfBackend<double>> be = backend == "cuda" && problem.poisson_dirichlet()
-                                               ? make_cuda_backend<double>(opt)
-                                               : make_cpu_backend<double>(opt);
+  std::unique_ptr<RbfBackend<double>> be =
+      backend == "cuda" ? make_cuda_backend<double>(opt) : make_cpu_backend<double>(opt);
   be->set_parameters(aux);
   be->set_batch(data);
   be->solve_weights_qr();
