@@ -10,7 +10,8 @@
 #   general: the same over the Beyond-Poisson configs, seeds GENERAL_SEEDS (default 1-10);
 #   cpusweep: the Beyond-Poisson 2D configs on the CPU backend of this host, seeds CPU_SEEDS
 #     (default 1-10), CPU_JOBS solves at a time (default 6) with 2 OpenMP threads each, started
-#     in the background after the build and waited for at the end (cpusweep.log);
+#     in the background after the build and waited for at the end (cpusweep.log; CPU_CONFIGS
+#     overrides the list, CPU_SWEEP_SET adds --set options);
 #   jaxvp: bench/jax_varpro.py, the JAX peer of variable projection, seeds 1-5;
 #   baseline: when .base/src.tar.gz (carried: `git archive` of an earlier commit) exists, its
 #     bench_gpu_mlp and bench_gpu_cycle are built too and run alternately with this build's,
@@ -65,7 +66,7 @@ GENERAL2D="configs/helmholtz_robin.yaml configs/mixed_neumann.yaml configs/linea
 if want cpusweep; then
   (PYTHONUNBUFFERED=1 timeout "${CPU_SWEEP_TIMEOUT:-500}" python3 bench/seed_sweep.py \
      --binary build-gpu/rbfpde --backend cpu --seeds "${CPU_SEEDS:-1-10}" --jobs "${CPU_JOBS:-6}" \
-     --threads 2 ${CPU_SWEEP_SET:-} $GENERAL2D >"$OUT/cpusweep.log" 2>&1) &
+     --threads 2 ${CPU_SWEEP_SET:-} ${CPU_CONFIGS:-$GENERAL2D} >"$OUT/cpusweep.log" 2>&1) &
   cpu_pid=$!
 fi
 
