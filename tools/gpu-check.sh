@@ -7,6 +7,7 @@
 # jaxvp baseline memcheck racecheck.
 #   sweep: bench/seed_sweep.py over the problem-only configs, seeds SWEEP_SEEDS (default 1-20),
 #     on the GPU in double (and the seed problem in float);
+#   bench: every bench_gpu_* (BENCHES: a list of their paths instead);
 #   general: the same over the Beyond-Poisson configs, seeds GENERAL_SEEDS (default 1-10);
 #   cpusweep: the Beyond-Poisson 2D configs on the CPU backend of this host, seeds CPU_SEEDS
 #     (default 1-10), CPU_JOBS solves at a time (default 6) with 2 OpenMP threads each, started
@@ -48,6 +49,7 @@ targets="rbfpde"
 if want tests || want memcheck || want racecheck; then targets="$targets test_gpu"; fi
 if want bench || want baseline; then
   targets="$targets $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')"
+  [ -n "${BENCHES:-}" ] && targets="rbfpde test_gpu $(for b in $BENCHES; do basename "$b"; done)"
 fi
 if want baseline && [ -f .base/src.tar.gz ]; then
   # The earlier version's benchmarks, built beside this one (in the background, while this
@@ -103,7 +105,7 @@ if want resume; then
     cmp \$r/full/model.yaml \$r/part/model.yaml && echo 'poisson2d_seed_mlp: resumed run identical to the uninterrupted one'"
 fi
 if want bench; then
-  for b in build-gpu/bench/bench_gpu_*; do
+  for b in ${BENCHES:-build-gpu/bench/bench_gpu_*}; do
     [ -x "$b" ] && step "$(basename "$b")" timeout 300 "$b"
   done
 fi

@@ -1,8 +1,9 @@
 // End to end on the CUDA backend: a Helmholtz problem with a Robin condition on part of the
 // boundary and a Dirichlet condition on the rest (manufactured solution u = sin(2x)·cos(y)·eˣ),
 // solved with the default method (variable projection) on the CPU and on the GPU from the same
-// seed. Both errors must be small, and the GPU's within 5× of the CPU's either way: the backends
-// run the same method on the same rows, so only rounding (amplified by the solves) separates them.
+// seed. The GPU draws its batch on the device (the sampler writes the Robin rows' coefficients and
+// normals) and the CPU on the host, so the two runs train on different points: each must reach
+// the bound on its own.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,14 +57,13 @@ double solve_error(const std::string& backend) {
   return r.errors.rel_l2;
 }
 
-TEST(CudaGeneralSolve, HelmholtzRobinMatchesTheCpu) {
+TEST(CudaGeneralSolve, HelmholtzRobinReachesTheCpuBound) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
-  const double cpu = solve_error("cpu");
-  const double gpu = solve_error("cuda");
-  EXPECT_LE(cpu, 1e-4);
-  EXPECT_LE(gpu, 1e-4);
-  EXPECT_LE(gpu, 5 * cpu);
-  EXPECT_GE(gpu, cpu / 5);
+  // Measured on an H100: CPU 6.2e-6, GPU 6.4e-7 (64 neurons, 60 cycles).
+  constexpr double kBound = 3e-5;
+  std::printf("both backends must reach relative L2 <= %.0e\n", kBound);
+  EXPECT_LE(solve_error("cpu"), kBound);
+  EXPECT_LE(solve_error("cuda"), kBound);
 }
 
 }  // namespace
