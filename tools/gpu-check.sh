@@ -8,7 +8,8 @@
 #   sweep: bench/seed_sweep.py over the problem-only configs, seeds SWEEP_SEEDS (default 1-20),
 #     on the GPU in double (and the seed problem in float);
 #   bench: every bench_gpu_* (BENCHES: a list of their paths instead);
-#   general: the same over the Beyond-Poisson configs, seeds GENERAL_SEEDS (default 1-10);
+#   general: the same over the Beyond-Poisson configs (GENERAL_CONFIGS overrides the list),
+#     seeds GENERAL_SEEDS (default 1-10);
 #   cpusweep: the Beyond-Poisson 2D configs on the CPU backend of this host, seeds CPU_SEEDS
 #     (default 1-10), CPU_JOBS solves at a time (default 6) with 2 OpenMP threads each, started
 #     in the background after the build and waited for at the end (cpusweep.log; CPU_CONFIGS
@@ -124,8 +125,8 @@ if want sweep; then
 fi
 if want general; then
   step general env PYTHONUNBUFFERED=1 timeout "${GENERAL_TIMEOUT:-300}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${GENERAL_SEEDS:-1-10}" $GENERAL2D \
-    configs/heat2d.yaml configs/box_ball.yaml
+    --binary build-gpu/rbfpde --backend cuda --seeds "${GENERAL_SEEDS:-1-10}" \
+    ${GENERAL_CONFIGS:-$GENERAL2D configs/heat2d.yaml configs/box_ball.yaml}
 fi
 if want jaxvp; then
   step jaxvp timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_varpro.py --seeds "${JAXVP_SEEDS:-1-5}"
