@@ -4,9 +4,8 @@
 // of the multi-rank path — reproduces the single-GPU backend; so does a backend whose one-rank
 // communicator stages its sums through host memory (the path of a build without NCCL, or of
 // ranks that share a GPU). tests/mpi/test_gpu_ranks.cpp runs the same comparison over ranks.
-#include <gtest/gtest.h>
-
 #include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -22,10 +21,10 @@
 namespace rbfpde {
 namespace {
 
-#define RBFPDE_REQUIRE_NCCL()                                                             \
-  do {                                                                                    \
-    if (!::rbfpde::cuda_device_available()) GTEST_SKIP() << "no CUDA device: skipping";   \
-    if (!::rbfpde::gpu::nccl_built()) GTEST_SKIP() << "built without NCCL: skipping";     \
+#define RBFPDE_REQUIRE_NCCL()                                                           \
+  do {                                                                                  \
+    if (!::rbfpde::cuda_device_available()) GTEST_SKIP() << "no CUDA device: skipping"; \
+    if (!::rbfpde::gpu::nccl_built()) GTEST_SKIP() << "built without NCCL: skipping";   \
   } while (0)
 
 // One rank that asks for the distributed path but does not reach device memory: the backend
@@ -36,8 +35,16 @@ class StagedOneRank final : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   bool distributed() const override { return true; }
-  void allreduce_sum(double*, std::size_t) override { ++host_sums; }
-  void allreduce_sum(float*, std::size_t) override { ++host_sums; }
+  void allreduce_sum(double*, std::size_t) override {}
+  void allreduce_sum(float*, std::size_t) override {}
+  bool allreduce_sum_device(double*, std::size_t, void*) override {
+    ++device_sums_refused;
+    return false;
+  }
+  bool allreduce_sum_device(float*, std::size_t, void*) override {
+    ++device_sums_refused;
+    return false;
+  }
   void broadcast(void*, std::size_t, int) override {}
   void allgather(const double* in, std::size_t n, double* out) override {
     if (n) std::memmove(out, in, n * sizeof(double));
@@ -50,7 +57,7 @@ class StagedOneRank final : public Communicator {
     serial_communicator()->abort(message, code);
     std::exit(code);  // not reached: the serial communicator's abort ends the process
   }
-  int host_sums = 0;
+  int device_sums_refused = 0;
 };
 
 template <class T>
@@ -100,7 +107,7 @@ TEST(NcclOneRank, HostStagedBackendMatchesSingleGpu) {
   const auto comm = std::make_shared<StagedOneRank>();
   for (const nccl_test::ParityCase& c : nccl_test::kParityCases)
     nccl_test::expect_matches_one_gpu(comm, c);
-  EXPECT_GT(comm->host_sums, 0) << "the sums went through host memory";
+  EXPECT_GT(comm->device_sums_refused, 0) << "the backend's device sums went through host memory";
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ struct ParityCase {
   int dim;
   int space_dim;  // 0: dim
   int m;
-  bool general;   // general rows (general_batch) rather than Poisson/Dirichlet
+  bool general;  // general rows (general_batch) rather than Poisson/Dirichlet
 };
 // Poisson 2D with the one-block gram and CG (m ≤ 128), Poisson 3D with the features' SYRK and
 // the grid CG (m > 128), general rows in 2D and in 3D with a 2D Laplacian (a problem with time).
@@ -37,8 +37,7 @@ inline constexpr int kUnionBoundary = 55;
 // share and on a single-GPU backend with the whole batch. The tolerances: sums over points agree
 // to rounding (the ranks' partial sums add in another order); the QR-based results (TSQR on the
 // distributed path, one Householder QR on one GPU) to ε·cond(F), as in cuda_varpro_parity_test.
-inline void expect_matches_one_gpu(const std::shared_ptr<Communicator>& comm,
-                                   const ParityCase& c) {
+inline void expect_matches_one_gpu(const std::shared_ptr<Communicator>& comm, const ParityCase& c) {
   SCOPED_TRACE(testing::Message() << "communicator " << comm->name() << ", ranks " << comm->size()
                                   << ", dim " << c.dim << ", space_dim " << c.space_dim << ", m "
                                   << c.m << (c.general ? ", general rows" : ", Poisson"));

@@ -11,7 +11,8 @@ namespace rbfpde {
 
 // Rows [s.offset, s.offset + s.count) of every per-point vector of `all` (stride per point).
 inline CollocationBatch share_batch(const CollocationBatch& all, int rank, int size) {
-  const Share si = share_of(all.n_interior(), rank, size), sb = share_of(all.n_boundary(), rank, size);
+  const Share si = share_of(all.n_interior(), rank, size),
+              sb = share_of(all.n_boundary(), rank, size);
   const auto slice = [](const std::vector<double>& v, const Share& s, std::size_t total) {
     if (v.empty()) return v;
     const std::size_t stride = v.size() / total;

@@ -425,20 +425,10 @@ class CudaRbfBackend final : public RbfBackend<T> {
       // Marquardt's scaling from the unprojected columns (as the CPU backend).
       gpu::launch_column_norms<T>(stream_, vp_c_.data(), n, pc, rows, true, vp_diag_.data());
       apply_qt(vp_c_.data(), pc + 1);
-      const T one = T(1), zero = T(0);
       const T* b = vp_c_.data() + m_;
-      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, pc, n, &one, b, rows, &zero, jtj_.data(), pc));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, pc, &one, b, rows,
-                                   b + std::size_t(rows) * pc, &zero, jtr_.data()));
-    } else {
-      CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
-      CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
-      CUDA_CHECK(cudaMemsetAsync(vp_diag_.data(), 0, vp_diag_.bytes(), stream_));
+      return finish_vp_prepare(n, b, rows, b + std::size_t(rows) * pc);
     }
-    enqueue_save_theta0();
-    lm_prepared_ = true;
-    res_stale_ = false;
-    return to_loss_parts(read_scalars());
+    return finish_vp_prepare(0, nullptr, 0, nullptr);
   }
 
   // LM: lm_prepare and lm_try each replay a CUDA graph (one launch, one synchronisation) once
@@ -1252,12 +1242,22 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                   vp_diag_.data());
       gpu::allreduce_sum(*comm_, vp_diag_.data(), std::size_t(pc), stream_);
       tsqr_r(tsqr_a_.data(), rows, rows, cols);
-      const T one = T(1), zero = T(0);
       const T* r22 = tsqr_r_.data() + m_ + std::size_t(m_) * cols;
-      const T* r23 = tsqr_r_.data() + m_ + std::size_t(p) * cols;
-      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, pc, pc, &one, r22, cols, &zero, jtj_.data(), pc));
+      return finish_vp_prepare(pc, r22, cols, tsqr_r_.data() + m_ + std::size_t(p) * cols);
+    }
+    return finish_vp_prepare(0, nullptr, 0, nullptr);
+  }
+
+  // The end of vp_prepare: JᵀJ = BᵀB (SYRK, lower triangle) and JᵀR = Bᵀz for B (k × pc,
+  // leading dimension ldb) and z (k entries), or zeros with everything else when there is no B;
+  // then θ0 = θ and the loss.
+  LossParts finish_vp_prepare(int k, const T* b, int ldb, const T* z) {
+    const int pc = m_ * (D + 1);
+    if (b) {
+      const T one = T(1), zero = T(0);
+      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, pc, k, &one, b, ldb, &zero, jtj_.data(), pc));
       CUBLAS_CHECK(
-          gpu::blas::gemv(cublas_, CUBLAS_OP_T, pc, pc, &one, r22, cols, r23, &zero, jtr_.data()));
+          gpu::blas::gemv(cublas_, CUBLAS_OP_T, k, pc, &one, b, ldb, z, &zero, jtr_.data()));
     } else {
       CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
       CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));

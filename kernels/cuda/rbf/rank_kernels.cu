@@ -65,15 +65,14 @@ void launch_loss_sums(Stream stream, const double* partials, int blocks, double*
   CUDA_CHECK_LAUNCH("loss_sums_kernel");
 }
 
-void launch_loss_from_sums(Stream stream, const double* sums, int n_int, int n_bnd,
-                           double penalty, DeviceScalars* scalars) {
+void launch_loss_from_sums(Stream stream, const double* sums, int n_int, int n_bnd, double penalty,
+                           DeviceScalars* scalars) {
   loss_from_sums_kernel<<<1, kThreads, 0, stream>>>(sums, n_int, n_bnd, penalty, scalars);
   CUDA_CHECK_LAUNCH("loss_from_sums_kernel");
 }
 
 template <class T, int D>
-void launch_gd_apply(Stream stream, const T* grad, T* theta, int m, T learning_rate,
-                     T min_width) {
+void launch_gd_apply(Stream stream, const T* grad, T* theta, int m, T learning_rate, T min_width) {
   if (m == 0) return;
   gd_apply_kernel<T, D><<<(m + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
       grad, theta, m, learning_rate, min_width);
