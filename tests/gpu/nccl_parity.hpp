@@ -101,8 +101,8 @@ inline void expect_matches_one_gpu(const std::shared_ptr<Communicator>& comm, co
     const CgResult r1 = one->solve_weights_cg(40, 1e-10), r2 = dist->solve_weights_cg(40, 1e-10);
     EXPECT_GT(r1.iterations, 0);
     EXPECT_GT(r2.iterations, 0);
-    EXPECT_LE(relative_difference(dist->residuals().loss, one->residuals().loss), 1e-8)
-        << "loss after CG";
+    EXPECT_LE(relative_difference(dist->residuals().loss, one->residuals().loss), 1e-7)
+        << "loss after CG";  // CG amplifies A's rounding: looser than the sums
   }
 
   // The fused cycle (GD steps then CG), from the same start.
@@ -115,7 +115,7 @@ inline void expect_matches_one_gpu(const std::shared_ptr<Communicator>& comm, co
     cycle.cg_tolerance = 1e-10;
     const LossParts l1 = one->gdcg_cycle(cycle), l2 = dist->gdcg_cycle(cycle);
     EXPECT_LE(relative_difference(l2.loss, l1.loss), 1e-11) << "gdcg_cycle loss";
-    EXPECT_LE(relative_difference(dist->residuals().loss, one->residuals().loss), 1e-8)
+    EXPECT_LE(relative_difference(dist->residuals().loss, one->residuals().loss), 1e-7)
         << "loss after gdcg_cycle";
   }
 
@@ -163,7 +163,22 @@ inline void expect_matches_one_gpu(const std::shared_ptr<Communicator>& comm, co
     EXPECT_LE(relative_difference(jtj2, jtj1), 1e-5) << "projected JᵀJ";
     const LossParts s1 = one->vp_try(1e3), s2 = dist->vp_try(1e3);
     EXPECT_LE(relative_difference(s2.loss, s1.loss), 1e-8) << "loss after a projected step";
-    expect_parameters(1e-6, "parameters after a projected step");
+    // Centres and widths: the weights of a nearly rank-deficient F agree only to ε·cond(F).
+    const RbfParameters<double> q1 = one->parameters(), q2 = dist->parameters();
+    EXPECT_LE(relative_difference(q2.centres, q1.centres), 1e-6)
+        << "centres after a projected step";
+    EXPECT_LE(relative_difference(q2.widths, q1.widths), 1e-6) << "widths after a projected step";
+  }
+
+  // Every rank holds the same parameters, bit for bit (the small solves ran on identical inputs).
+  {
+    const std::vector<double> mine = flatten(dist->parameters());
+    std::vector<double> all(mine.size() * std::size_t(comm->size()));
+    comm->allgather(mine.data(), mine.size(), all.data());
+    for (int r = 0; r < comm->size(); ++r)
+      for (std::size_t i = 0; i < mine.size(); ++i)
+        ASSERT_EQ(all[std::size_t(r) * mine.size() + i], mine[i])
+            << "rank " << r << ", entry " << i;
   }
 }
 
