@@ -15,6 +15,7 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/comm.hpp"
+#include "kernels/cuda/common/device_buffer.hpp"
 #include "kernels/cuda/common/device_comm.hpp"
 #include "tests/gpu/nccl_parity.hpp"
 
@@ -64,8 +65,8 @@ template <class T>
 void expect_device_sum_of_one_rank(Communicator& comm, std::size_t n) {
   std::vector<T> values(n);
   for (std::size_t i = 0; i < n; ++i) values[i] = T(0.37) * T(i) - T(11);
-  T* device = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&device), n * sizeof(T)), cudaSuccess);
+  gpu::DeviceBuffer<T> buffer(n);
+  T* device = buffer.data();
   ASSERT_EQ(cudaMemcpy(device, values.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
@@ -75,7 +76,6 @@ void expect_device_sum_of_one_rank(Communicator& comm, std::size_t n) {
   ASSERT_EQ(cudaMemcpy(back.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(back, values) << "a sum over one rank is its own values";
   cudaStreamDestroy(stream);
-  cudaFree(device);
 }
 
 TEST(NcclOneRank, SumsDeviceBuffers) {
