@@ -32,10 +32,18 @@ class SerialCommunicator final : public Communicator {
 
 }  // namespace
 
+double Communicator::collective_timeout() const { return kCollectiveTimeoutSeconds; }
+
 std::shared_ptr<Communicator> serial_communicator() {
   static const std::shared_ptr<Communicator> serial = std::make_shared<SerialCommunicator>();
   return serial;
 }
+
+#ifndef RBFPDE_HAVE_CUDA_BACKEND
+std::shared_ptr<Communicator> make_device_communicator(std::shared_ptr<Communicator> host) {
+  return host;
+}
+#endif
 
 #ifndef RBFPDE_HAVE_MPI
 bool mpi_built() { return false; }

@@ -15,9 +15,24 @@ namespace rbfpde {
 class Communicator {
  public:
   virtual ~Communicator() = default;
-  virtual std::string name() const = 0;  // "serial" | "mpi"
+  virtual std::string name() const = 0;  // "serial" | "mpi" | "nccl"
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The rank among the ranks on this host (MPI_COMM_TYPE_SHARED): a rank's GPU is its local
+  // rank modulo the host's device count.
+  virtual int local_rank() const { return rank(); }
+  // Whether a backend takes its distributed code path (union counts, sums over the ranks): with
+  // more than one rank, and for a communicator of one rank that asks for it (NCCL's, so that a
+  // one-GPU test runs every collective of that path).
+  virtual bool distributed() const { return size() > 1; }
+  // In-place sums over the ranks of n values in device memory, enqueued on `stream` (a
+  // cudaStream_t) and complete when it returns. False when this communicator does not reach
+  // device memory: the caller then stages the values through host memory (gpu::allreduce_sum in
+  // kernels/cuda/common/device_comm.hpp does either).
+  virtual bool allreduce_sum_device(double* data, std::size_t n, void* stream) { return false; }
+  virtual bool allreduce_sum_device(float* data, std::size_t n, void* stream) { return false; }
+  // The limit after which a collective that has not returned ends the run.
+  virtual double collective_timeout() const;
   // In-place sums over the ranks; every rank gets the sum.
   virtual void allreduce_sum(double* data, std::size_t n) = 0;
   virtual void allreduce_sum(float* data, std::size_t n) = 0;
@@ -46,6 +61,14 @@ std::shared_ptr<Communicator> mpi_initialize(int* argc, char*** argv);
 void mpi_finalize();
 // The communicator of mpi_initialize, or the serial one when MPI was not initialised.
 std::shared_ptr<Communicator> world_communicator();
+
+// The communicator a CUDA backend of a run over `host`'s ranks takes. With more than one rank
+// it selects this rank's device (local_rank() modulo the device count, cudaSetDevice) and, in a
+// build with NCCL, returns an NCCL communicator over the same ranks (its unique id broadcast
+// over `host`); without NCCL it returns `host`, and the backend stages its device sums through
+// host memory. With one rank, or in a build without the CUDA backend, it returns `host` and
+// selects nothing. Defined in kernels/cuda/common/device_comm.cpp (comm.cpp without CUDA).
+std::shared_ptr<Communicator> make_device_communicator(std::shared_ptr<Communicator> host);
 
 // A collective that has not returned within this many seconds ends the run (a rank died or
 // stopped calling collectives): the MPI communicator's watchdog.

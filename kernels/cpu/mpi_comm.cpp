@@ -26,6 +26,16 @@ class MpiCommunicator final : public Communicator {
   MpiCommunicator() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    // The ranks that share this host's memory, hence its GPUs.
+    MPI_Comm node = MPI_COMM_NULL;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) ==
+            MPI_SUCCESS &&
+        node != MPI_COMM_NULL) {
+      MPI_Comm_rank(node, &local_rank_);
+      MPI_Comm_free(&node);
+    } else {
+      local_rank_ = rank_;
+    }
     if (size_ > 1) watchdog_ = std::thread([this] { watch(); });
   }
   ~MpiCommunicator() override { stop_watchdog(); }
@@ -44,6 +54,8 @@ class MpiCommunicator final : public Communicator {
   std::string name() const override { return "mpi"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  double collective_timeout() const override { return timeout_s_.load(); }
 
   void allreduce_sum(double* data, std::size_t n) override {
     if (size_ == 1 || n == 0) return;
@@ -129,7 +141,7 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_rank_ = 0;
   std::atomic<Clock::rep> started_ns_{0};
   std::atomic<const char*> what_{""};
   std::atomic<double> timeout_s_{kCollectiveTimeoutSeconds};
@@ -156,7 +168,9 @@ std::string distributed_support() {
   const auto cut = v.find_first_of(",\n");
   if (cut != std::string::npos) v.resize(cut);
 #ifdef RBFPDE_HAVE_NCCL
-  return "distributed runs: on (" + v + "; NCCL found, not used yet: the CPU backend only)";
+  return "distributed runs: on (" + v + "; NCCL for the CUDA backend's sums)";
+#elif defined(RBFPDE_HAVE_CUDA)
+  return "distributed runs: on (" + v + "; no NCCL: the CUDA backend's sums go through host memory)";
 #else
   return "distributed runs: on (" + v + "; the CPU backend)";
 #endif

@@ -64,7 +64,8 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
 
   const std::shared_ptr<Communicator> comm = options.comm ? options.comm : serial_communicator();
   BackendOptions bopt;
-  bopt.comm = comm;
+  // Over ranks the CUDA backend takes this rank's GPU and NCCL's sums (make_device_communicator).
+  bopt.comm = backend_name == "cuda" ? make_device_communicator(comm) : comm;
   bopt.dim = problem.dim();
   bopt.penalty = config.training.penalty;
   bopt.min_width = minimum_width(problem.domain(), config.training);
@@ -76,8 +77,9 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   // Batches are drawn on the device when the backend can (the CUDA backend's sampler writes the
   // operator's and the conditions' coefficients too); a space-time problem, or a backend without a
   // sampler, is sampled on the host and handed over by set_batch (variable projection draws one
-  // batch, so that costs once).
-  if (!problem.has_time()) {
+  // batch, so that costs once). Over ranks every rank samples its share on the host from its own
+  // stream (rank_seed), as the device sampler draws one stream for the whole batch.
+  if (!problem.has_time() && comm->size() == 1) {
     try {
       backend->set_problem(problem);
     } catch (const std::runtime_error& e) {
@@ -167,11 +169,6 @@ SolveResult solve(const Config& config, const Problem& problem, const SolveOptio
     throw InputError(config.compute.backend_loc, "compute.backend",
                      "cuda was asked for, but no CUDA device is present (use auto or cpu)");
   const int ranks = options.comm ? options.comm->size() : 1;
-  if (ranks > 1 && backend == "cuda")
-    throw InputError(config.compute.backend_loc, "compute.backend",
-                     "a run over " + std::to_string(ranks) +
-                         " ranks needs the cpu backend in this version, found cuda (set "
-                         "compute.backend: cpu)");
   if (ranks > 1 && config.model.type == "mlp")
     throw InputError(SourceLoc{config.file, 0, 0}, "model.type",
                      "a run over " + std::to_string(ranks) +

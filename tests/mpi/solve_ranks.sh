@@ -4,12 +4,17 @@
 #   run's error, and below 1e-3: the batches differ, the accuracy must not);
 #   summary.json records the ranks and a device per rank; rank 0 alone printed the result;
 #   --resume with another rank count is refused (exit 2), with the same count it continues.
-# Usage: solve_ranks.sh MPIEXEC NP RBFPDE SOURCE_DIR WORK_DIR
+# BACKEND is cpu (the default) or cuda; with cuda and no CUDA device the test is skipped (77).
+# Usage: solve_ranks.sh MPIEXEC NP RBFPDE SOURCE_DIR WORK_DIR [BACKEND]
 set -eu
-MPIEXEC=$1 NP=$2 RBFPDE=$3 SRC=$4 WORK=$5
+MPIEXEC=$1 NP=$2 RBFPDE=$3 SRC=$4 WORK=$5 BACKEND=${6:-cpu}
+if [ "$BACKEND" = cuda ] && ! nvidia-smi -L > /dev/null 2>&1; then
+  echo "skipped: no CUDA device"
+  exit 77
+fi
 CONFIG=$SRC/configs/poisson2d_seed.yaml
 RUN="$MPIEXEC --oversubscribe --allow-run-as-root --bind-to none"
-SETS="--set compute.backend=cpu --set training.method=varpro --set training.max_cycles=40"
+SETS="--set compute.backend=$BACKEND --set training.method=varpro --set training.max_cycles=40"
 rm -rf "$WORK"
 mkdir -p "$WORK"
 "$RBFPDE" solve "$CONFIG" $SETS --set output.directory="$WORK/single" -q

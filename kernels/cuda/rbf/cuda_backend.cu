@@ -24,6 +24,15 @@
 // non-empty coefficient arrays live on the device next to the points, and every launcher is handed
 // their GeneralRows, which selects the kernels' general instantiation; a Poisson/Dirichlet batch
 // hands none and runs the Poisson kernels. The dimension D is 2, 3 or 4 (3D and time).
+//
+// Ranks (BackendOptions::comm, docs/architecture.md "Distributed runs"): when the communicator
+// is distributed() each rank holds its share of the points, every scale uses the union's counts
+// N and K, and every sum over points is summed over the ranks where the CPU backend sums it —
+// the loss's Σe² and Σb², the gradient, the weight system A and s, LM's JᵀJ and JᵀR — by
+// gpu::allreduce_sum (NCCL on the stream, or staged through host memory); variable projection
+// and the QR weight solve use TSQR as the CPU backend does (local geqrf, R factors gathered on the
+// host, geqrf of the stack). That path waits for each sum and so runs without CUDA graphs; with
+// a communicator that is not distributed (one process) the code is the single-GPU code.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -40,8 +49,10 @@
 #include "kernels/cuda/common/pinned.hpp"
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/common/device_buffer.hpp"
+#include "kernels/cuda/common/device_comm.hpp"
 #include "kernels/cuda/common/device_sampler.hpp"
 #include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/cuda/rbf/rank_kernels.hpp"
 
 namespace rbfpde {
 namespace {
@@ -96,7 +107,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
       : penalty_(T(options.penalty)),
         min_width_(T(options.min_width)),
         laplacian_dims_(
-            options.laplacian_dims > 0 && options.laplacian_dims < D ? options.laplacian_dims : D) {
+            options.laplacian_dims > 0 && options.laplacian_dims < D ? options.laplacian_dims : D),
+        comm_(options.comm ? options.comm : serial_communicator()),
+        dist_(comm_->distributed()) {
+    // The distributed path synchronises at every sum, which a CUDA graph cannot capture.
+    if (dist_) graphs_usable_ = false;
+    if (dist_) loss_sums_.resize(2);
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     cudaDeviceProp prop{};
@@ -270,6 +286,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   LossParts gdcg_cycle(const typename RbfBackend<T>::GdcgCycle& c) override {
     if (c.draw && !sampler_) throw std::logic_error("gdcg_cycle draws but set_problem was not called");
+    if (dist_) return RbfBackend<T>::gdcg_cycle(c);  // the steps one by one, each summing over ranks
     if (c.draw) prepare_draw(c.n_interior, c.n_boundary);
     if (m_ == 0 || pts_.rows() == 0 || (m_ > gpu::gram_max_neurons() && !gpu::cg_grid_supported(m_, sizeof(T))))
       return RbfBackend<T>::gdcg_cycle(c);
@@ -294,7 +311,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   void residual_vectors(std::vector<T>& e, std::vector<T>& b) const override {
     // Residuals left stale by a weight solve are recomputed here (the only reader of them).
-    if (res_stale_) const_cast<CudaRbfBackend*>(this)->enqueue_residuals();
+    // Over ranks this rank's residuals alone, without the loss's sum: no collective, so that one
+    // rank may call it.
+    if (res_stale_ && dist_)
+      const_cast<CudaRbfBackend*>(this)->enqueue_local_residuals();
+    else if (res_stale_)
+      const_cast<CudaRbfBackend*>(this)->enqueue_residuals();
     std::vector<T> all(res_.size());
     download(all, res_.data());
     e.assign(all.begin(), all.begin() + pts_.n_int);
@@ -307,6 +329,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
                                lam_k(), grad_.data(), false, T(0), min_width_, nullptr,
                                general_rows());
+    if (dist_) gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
     std::vector<T> g(grad_.size());
     download(g, grad_.data());
     grad.dim = D;
@@ -355,6 +378,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // Least squares by Householder QR of the scaled features over the ridge rows: features (n × m)
   // copied under a leading dimension of n + m, geqrf, Qᵀy by ormqr, R w = (Qᵀy)[0, m) by trsv.
   void solve_weights_qr() override {
+    if (dist_) return solve_weights_tsqr();
     const int n = pts_.rows();
     if (m_ == 0) return;
     const int rows = n + m_;
@@ -377,6 +401,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // (the scaled features) factored by QR over the ridge rows, C = [J_ca | R] over zero ridge rows
   // multiplied by Qᵀ, then JᵀJ = BᵀB and JᵀR = Bᵀz from C's rows m… by SYRK and GEMV.
   LossParts vp_prepare() override {
+    if (dist_) return vp_prepare_tsqr();
     const int n = pts_.rows(), p = m_ * (D + 2), pc = m_ * (D + 1), rows = n + m_;
     jac_.resize(std::size_t(n) * p);
     r_scaled_.resize(n);
@@ -400,20 +425,10 @@ class CudaRbfBackend final : public RbfBackend<T> {
       // Marquardt's scaling from the unprojected columns (as the CPU backend).
       gpu::launch_column_norms<T>(stream_, vp_c_.data(), n, pc, rows, true, vp_diag_.data());
       apply_qt(vp_c_.data(), pc + 1);
-      const T one = T(1), zero = T(0);
       const T* b = vp_c_.data() + m_;
-      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, pc, n, &one, b, rows, &zero, jtj_.data(), pc));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, pc, &one, b, rows,
-                                   b + std::size_t(rows) * pc, &zero, jtr_.data()));
-    } else {
-      CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
-      CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
-      CUDA_CHECK(cudaMemsetAsync(vp_diag_.data(), 0, vp_diag_.bytes(), stream_));
+      return finish_vp_prepare(n, b, rows, b + std::size_t(rows) * pc);
     }
-    enqueue_save_theta0();
-    lm_prepared_ = true;
-    res_stale_ = false;
-    return to_loss_parts(read_scalars());
+    return finish_vp_prepare(0, nullptr, 0, nullptr);
   }
 
   // LM: lm_prepare and lm_try each replay a CUDA graph (one launch, one synchronisation) once
@@ -535,8 +550,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
  private:
-  T inv_n() const { return T(1) / T(std::max(pts_.n_int, 1)); }
-  T lam_k() const { return penalty_ / T(std::max(pts_.n_bnd, 1)); }
+  // The interior and boundary counts N and K of the scales: the union's over ranks.
+  int interior_rows() const { return dist_ ? n_int_all_ : pts_.n_int; }
+  int boundary_rows() const { return dist_ ? n_bnd_all_ : pts_.n_bnd; }
+  T inv_n() const { return T(1) / T(std::max(interior_rows(), 1)); }
+  T lam_k() const { return penalty_ / T(std::max(boundary_rows(), 1)); }
 
   // The coefficients handed to every launcher: null for a Poisson/Dirichlet batch (the Poisson
   // kernels), else the device arrays (null where the batch's array is empty: its default).
@@ -612,6 +630,15 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   // e, b and the loss parts at the current θ, left on the device.
   void enqueue_residuals() {
+    if (dist_) {
+      enqueue_local_residuals();
+      gpu::launch_loss_sums(stream_, partials_.data(), gpu::residual_blocks(pts_.rows()),
+                            loss_sums_.data());
+      gpu::allreduce_sum(*comm_, loss_sums_.data(), 2, stream_);
+      gpu::launch_loss_from_sums(stream_, loss_sums_.data(), interior_rows(), boundary_rows(),
+                                 double(penalty_), scalars_.data());
+      return;
+    }
     gpu::LossFinalize loss;
     loss.penalty = double(penalty_);
     loss.scalars = scalars_.data();
@@ -621,11 +648,46 @@ class CudaRbfBackend final : public RbfBackend<T> {
     res_stale_ = false;
   }
 
+  // e and b at the current θ and this rank's per-block (Σe², Σb²) partials, without the loss.
+  // The partials are cleared first: the pass writes as many as its grid has blocks, at most
+  // residual_blocks(rows), and launch_loss_sums adds all of those (zeros change no sum).
+  void enqueue_local_residuals() {
+    CUDA_CHECK(cudaMemsetAsync(partials_.data(), 0, partials_.bytes(), stream_));
+    gpu::launch_residuals<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
+                                res_.data(), chunk_sums_.data(), partials_.data(), nullptr,
+                                nullptr, general_rows());
+    res_stale_ = false;
+  }
+
+  // The union's counts N and K (a collective: the ranks size their batches together).
+  void count_union_rows() {
+    double counts[2] = {double(pts_.n_int), double(pts_.n_bnd)};
+    comm_->allreduce_sum(counts, 2);
+    n_int_all_ = int(counts[0]);
+    n_bnd_all_ = int(counts[1]);
+  }
+
   // `steps` GD steps; the loss before the last one ends in scalars_ (the residual pass's last
   // block writes it).
   void enqueue_gd_steps(int steps, T learning_rate) {
     if (steps <= 0) {
       enqueue_residuals();
+      return;
+    }
+    if (dist_) {
+      // The step needs the gradient summed over the ranks, so it leaves the gradient kernel.
+      grad_.resize(theta_.size());
+      for (int s = 0; s < steps; ++s) {
+        enqueue_residuals();
+        gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
+                                   inv_n(), lam_k(), grad_.data(), false, T(0), min_width_,
+                                   nullptr, general_rows());
+        gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
+        gpu::launch_gd_apply<T, D>(stream_, grad_.data(), theta_.data(), m_, learning_rate,
+                                   min_width_);
+      }
+      invalidate_features();
+      res_stale_ = true;
       return;
     }
     for (int s = 0; s < steps; ++s) {
@@ -684,6 +746,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     prepare_chunk_sums();
     lm_prepared_ = false;
     invalidate_features();
+    if (dist_) count_union_rows();
   }
 
   void prepare_chunk_sums() {
@@ -849,8 +912,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // The residuals, then J (n × m(d+2), column-major) and the scaled residuals R of the current θ.
   void enqueue_jacobian() {
     enqueue_residuals();
-    const T scale_interior = T(1) / std::sqrt(T(std::max(pts_.n_int, 1)));
-    const T scale_boundary = std::sqrt(penalty_ / T(std::max(pts_.n_bnd, 1)));
+    const T scale_interior = T(1) / std::sqrt(T(std::max(interior_rows(), 1)));
+    const T scale_boundary = std::sqrt(penalty_ / T(std::max(boundary_rows(), 1)));
     gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
                                scale_interior, scale_boundary, jac_.data(), r_scaled_.data(),
                                general_rows());
@@ -876,6 +939,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
     } else {
       CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
       CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
+    }
+    if (dist_ && p > 0) {
+      // The whole p × p buffer: SYRK's lower triangle is what the LM system reads.
+      gpu::allreduce_sum(*comm_, jtj_.data(), std::size_t(p) * p, stream_);
+      gpu::allreduce_sum(*comm_, jtr_.data(), std::size_t(p), stream_);
     }
     enqueue_save_theta0();
   }
@@ -955,6 +1023,10 @@ class CudaRbfBackend final : public RbfBackend<T> {
         CUDA_CHECK(cudaMemsetAsync(a_sys_.data(), 0, a_sys_.bytes(), stream_));
         CUDA_CHECK(cudaMemsetAsync(s_.data(), 0, s_.bytes(), stream_));
       }
+    }
+    if (dist_ && m_ > 0) {
+      gpu::allreduce_sum(*comm_, a_sys_.data(), std::size_t(m_) * m_, stream_);
+      gpu::allreduce_sum(*comm_, s_.data(), std::size_t(m_), stream_);
     }
     features_valid_ = true;
     system_valid_ = true;
@@ -1044,6 +1116,159 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                       c, work_.data(), int(work_.size()), info_.data()));
   }
 
+  // TSQR (the CPU backend's tsqr_r): `a` (rows × cols, column-major, leading dimension lda;
+  // overwritten) is this rank's block of rows; tsqr_r_ becomes the cols × cols R (zeros below
+  // its diagonal) of the QR factorisation of every rank's block stacked in rank order. The R
+  // factors meet on the host (cols² values per rank); every rank factors the same stack, so R is
+  // the same on every rank. geqrf's status ends in info_[0].
+  void tsqr_r(T* a, int rows, int lda, int cols) {
+    const std::size_t cc = std::size_t(cols) * cols;
+    tsqr_local_.resize(cc);
+    if (rows > 0) geqrf_in_place(a, rows, lda, cols);
+    gpu::launch_upper_triangle<T>(stream_, a, lda, rows, cols, tsqr_local_.data());
+    std::vector<T> mine(cc);
+    download(mine, tsqr_local_.data());
+    const int ranks = comm_->size();
+    std::vector<T> all(cc * std::size_t(ranks));
+    comm_->allgather(mine.data(), cc, all.data());
+    // Rank r's R is rows [r·cols, (r+1)·cols) of the (ranks·cols) × cols column-major stack.
+    const std::size_t stack_rows = std::size_t(ranks) * cols;
+    std::vector<T> stack(stack_rows * cols);
+    for (int r = 0; r < ranks; ++r)
+      for (int j = 0; j < cols; ++j)
+        for (int i = 0; i < cols; ++i)
+          stack[std::size_t(r) * cols + i + std::size_t(j) * stack_rows] =
+              all[std::size_t(r) * cc + i + std::size_t(j) * cols];
+    tsqr_stack_.resize(stack.size());
+    upload(tsqr_stack_.data(), stack);
+    geqrf_in_place(tsqr_stack_.data(), int(stack_rows), int(stack_rows), cols);
+    tsqr_r_.resize(cc);
+    gpu::launch_upper_triangle<T>(stream_, tsqr_stack_.data(), int(stack_rows), int(stack_rows),
+                                  cols, tsqr_r_.data());
+    // `stack` is pageable: the copy must have left it before it goes out of scope.
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void geqrf_in_place(T* a, int rows, int lda, int cols) {
+    qr_tau_.resize(std::max(std::min(rows, cols), 1));
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::geqrf_buffer_size(cusolver_, rows, cols, a, lda, &lwork));
+    work_.resize(std::max(lwork, 1));
+    CUSOLVER_CHECK(gpu::blas::geqrf(cusolver_, rows, cols, a, lda, qr_tau_.data(), work_.data(),
+                                    int(work_.size()), info_.data()));
+  }
+
+  // The ridge rows of the distributed least-squares systems: on rank 0, rows [n, n + m) of `a`
+  // (leading dimension lda, `cols` columns) become vp_qr_ridge·max_k |F_k|·I over the first m
+  // columns and zero in the others, |F_k| the norm of feature column k over every rank's rows
+  // (this rank's F: n × m at leading dimension ld_features). The other ranks have no ridge rows.
+  void set_ridge_rows(T* a, int n, int lda, int cols, const T* features, int ld_features) {
+    qr_norms_.resize(m_);
+    gpu::launch_column_norms<T>(stream_, features, n, m_, ld_features, true, qr_norms_.data());
+    gpu::allreduce_sum(*comm_, qr_norms_.data(), std::size_t(m_), stream_);
+    if (comm_->rank() != 0) return;
+    std::vector<T> norms2(m_);
+    download(norms2, qr_norms_.data());
+    T max2 = T(0);
+    for (T v : norms2) max2 = std::max(max2, v);
+    const T ridge = vp_qr_ridge<T>() * std::sqrt(max2);
+    std::vector<T> block(std::size_t(m_) * cols, T(0));
+    for (int k = 0; k < m_; ++k) block[std::size_t(k) * m_ + k] = ridge;
+    CUDA_CHECK(cudaMemcpy2DAsync(a + n, std::size_t(lda) * sizeof(T), block.data(),
+                                 std::size_t(m_) * sizeof(T), std::size_t(m_) * sizeof(T), cols,
+                                 cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  int ridge_rows() const { return comm_->rank() == 0 ? m_ : 0; }
+
+  // solve_weights_qr over the ranks: R of [F | y] (ridge rows on rank 0) by TSQR, R₁₁ w = r₁₂.
+  void solve_weights_tsqr() {
+    const int n = pts_.rows();
+    if (m_ == 0) return;
+    const int rows = n + ridge_rows(), cols = m_ + 1;
+    qr_features_.resize(std::size_t(n) * m_);
+    qr_y_.resize(std::max(n, 1));
+    tsqr_a_.resize(std::size_t(rows) * cols);
+    if (n > 0) {
+      gpu::launch_features<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
+                                 std::sqrt(inv_n()), std::sqrt(lam_k()), qr_features_.data(),
+                                 qr_y_.data(), general_rows());
+      CUDA_CHECK(cudaMemcpy2DAsync(tsqr_a_.data(), std::size_t(rows) * sizeof(T),
+                                   qr_features_.data(), std::size_t(n) * sizeof(T),
+                                   std::size_t(n) * sizeof(T), m_, cudaMemcpyDeviceToDevice,
+                                   stream_));
+      CUDA_CHECK(cudaMemcpyAsync(tsqr_a_.data() + std::size_t(rows) * m_, qr_y_.data(),
+                                 std::size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+    }
+    set_ridge_rows(tsqr_a_.data(), n, rows, cols, qr_features_.data(), n);
+    tsqr_r(tsqr_a_.data(), rows, rows, cols);
+    solution_.resize(m_);
+    CUDA_CHECK(cudaMemcpyAsync(solution_.data(), tsqr_r_.data() + std::size_t(cols) * m_,
+                               std::size_t(m_) * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+    CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, tsqr_r_.data(), cols, solution_.data()));
+    // The old weights stay when the solution is not finite (a singular R).
+    gpu::launch_accept_weights<T>(stream_, solution_.data(), info_.data(), theta_.data(), m_,
+                                  scalars_.data());
+    res_stale_ = true;
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // vp_prepare over the ranks: TSQR of [F | J_ca | R] (J = [F | J_ca] from the Jacobian kernel;
+  // ridge rows on rank 0, zero in J_ca and R) gives R = [R₁₁ R₁₂ r₁₃; 0 R₂₂ r₂₃; 0 0 r₃₃], and
+  // JᵀJ = R₂₂ᵀR₂₂ (SYRK, lower triangle), JᵀR = R₂₂ᵀr₂₃; Marquardt's scaling is the squared
+  // norms of J_ca's columns summed over the ranks.
+  LossParts vp_prepare_tsqr() {
+    const int n = pts_.rows(), p = m_ * (D + 2), pc = m_ * (D + 1);
+    const int rows = n + ridge_rows(), cols = p + 1;
+    jac_.resize(std::size_t(n) * p);
+    r_scaled_.resize(n);
+    jtj_.resize(std::size_t(pc) * pc);
+    jtr_.resize(pc);
+    vp_diag_.resize(pc);
+    theta0_.resize(theta_.size());
+    enqueue_jacobian();
+    if (m_ > 0) {
+      tsqr_a_.resize(std::size_t(rows) * cols);
+      if (n > 0) {
+        CUDA_CHECK(cudaMemcpy2DAsync(tsqr_a_.data(), std::size_t(rows) * sizeof(T), jac_.data(),
+                                     std::size_t(n) * sizeof(T), std::size_t(n) * sizeof(T), p,
+                                     cudaMemcpyDeviceToDevice, stream_));
+        CUDA_CHECK(cudaMemcpyAsync(tsqr_a_.data() + std::size_t(rows) * p, r_scaled_.data(),
+                                   std::size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+      }
+      set_ridge_rows(tsqr_a_.data(), n, rows, cols, jac_.data(), n);
+      gpu::launch_column_norms<T>(stream_, jac_.data() + std::size_t(n) * m_, n, pc, n, true,
+                                  vp_diag_.data());
+      gpu::allreduce_sum(*comm_, vp_diag_.data(), std::size_t(pc), stream_);
+      tsqr_r(tsqr_a_.data(), rows, rows, cols);
+      const T* r22 = tsqr_r_.data() + m_ + std::size_t(m_) * cols;
+      return finish_vp_prepare(pc, r22, cols, tsqr_r_.data() + m_ + std::size_t(p) * cols);
+    }
+    return finish_vp_prepare(0, nullptr, 0, nullptr);
+  }
+
+  // The end of vp_prepare: JᵀJ = BᵀB (SYRK, lower triangle) and JᵀR = Bᵀz for B (k × pc,
+  // leading dimension ldb) and z (k entries), or zeros with everything else when there is no B;
+  // then θ0 = θ and the loss.
+  LossParts finish_vp_prepare(int k, const T* b, int ldb, const T* z) {
+    const int pc = m_ * (D + 1);
+    if (b) {
+      const T one = T(1), zero = T(0);
+      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, pc, k, &one, b, ldb, &zero, jtj_.data(), pc));
+      CUBLAS_CHECK(
+          gpu::blas::gemv(cublas_, CUBLAS_OP_T, k, pc, &one, b, ldb, z, &zero, jtr_.data()));
+    } else {
+      CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
+      CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
+      CUDA_CHECK(cudaMemsetAsync(vp_diag_.data(), 0, vp_diag_.bytes(), stream_));
+    }
+    enqueue_save_theta0();
+    lm_prepared_ = true;
+    res_stale_ = false;
+    return to_loss_parts(read_scalars());
+  }
+
   // Cholesky of the lower triangle of `a` (overwritten) and solve in place; info_[0] holds
   // potrf's status, which the kernels that follow check on the device.
   void cholesky_solve(T* a, int p, T* rhs) {
@@ -1056,6 +1281,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   T penalty_, min_width_;
   int laplacian_dims_;  // of evaluate
+  std::shared_ptr<Communicator> comm_;
+  bool dist_ = false;  // comm_->distributed(): the sums over ranks below are on
+  int n_int_all_ = 0, n_bnd_all_ = 0;  // the union's counts N and K (with dist_)
+  DeviceBuffer<double> loss_sums_;     // Σe², Σb² summed over the ranks
+  DeviceBuffer<T> tsqr_a_, tsqr_local_, tsqr_stack_, tsqr_r_;  // TSQR's blocks and R factors
   std::string device_name_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
