@@ -17,8 +17,8 @@ constexpr char kMagic[7] = {'R', 'B', 'F', 'C', 'K', 'P', 'T'};
 constexpr char kFormat = '3';
 
 // What must match between the run that wrote a checkpoint and the run resuming it: everything
-// but the stopping rules (the MLP's L-BFGS iterations among them), reporting, backend and where
-// the files go.
+// but the stopping rules (the MLP's L-BFGS iterations and varpro's restarts among them),
+// reporting, backend and where the files go.
 std::string resume_identity(const Config& config) {
   Config c = config;
   c.file.clear();
@@ -26,6 +26,7 @@ std::string resume_identity(const Config& config) {
   c.training.tolerance = 0;
   c.training.time_limit = 0;
   c.training.lbfgs_iterations = 0;
+  c.training.restarts = 0;
   c.output.report_every = 1;
   c.output.snapshot_every = 0;
   c.output.pictures = true;
@@ -344,7 +345,7 @@ Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Confi
   if (ck.config_dump != resume_identity(config))
     throw InputError(SourceLoc{config.file, 0, 0}, "",
                      "the config differs from the run that wrote " + file +
-                         " (only training.max_cycles, tolerance, time_limit, lbfgs.iterations, "
+                         " (only training.max_cycles, tolerance, time_limit, lbfgs.iterations, restarts, "
                          "output reporting and compute.backend may change on --resume)");
   get_state(r, ck.state, format);
   ck.history = r.get_vector<HistoryCsv::Row>();
