@@ -25,17 +25,17 @@ void column_squares(const RbfParameters<double>& p, const CollocationBatch& batc
     double si = 0, sb = 0, diff[D];
     for (std::size_t i = 0; i < n; ++i) {
       const double r2 = squared_distance<D>(&batch.interior[i * D], c, diff);
-      const double v = operator_row_value<D>(
-          diff, r2, a, ds, batch.a.empty() ? 1.0 : batch.a[i],
-          batch.b.empty() ? nullptr : &batch.b[i * D], batch.c.empty() ? 0.0 : batch.c[i]);
+      const double v = operator_row_value<D>(diff, r2, a, ds, batch.a.empty() ? 1.0 : batch.a[i],
+                                             batch.b.empty() ? nullptr : &batch.b[i * D],
+                                             batch.c.empty() ? 0.0 : batch.c[i]);
       si += v * v;
     }
     for (std::size_t j = 0; j < k; ++j) {
       const double r2 = squared_distance<D>(&batch.boundary[j * D], c, diff);
       const double beta = batch.beta.empty() ? 0.0 : batch.beta[j];
-      const double v = boundary_row_value<D>(
-          diff, r2, a, beta != 0.0 ? &batch.normals[j * D] : nullptr,
-          batch.alpha.empty() ? 1.0 : batch.alpha[j], beta);
+      const double v =
+          boundary_row_value<D>(diff, r2, a, beta != 0.0 ? &batch.normals[j * D] : nullptr,
+                                batch.alpha.empty() ? 1.0 : batch.alpha[j], beta);
       sb += v * v;
     }
     out[std::size_t(q)] = scale_i * si + scale_b * sb;
@@ -53,10 +53,17 @@ std::vector<double> feature_column_squares(const RbfParameters<double>& params,
                                            double n_total, double k_total) {
   std::vector<double> out;
   switch (params.dim) {
-    case 2: column_squares<2>(params, batch, penalty, n_total, k_total, out); break;
-    case 3: column_squares<3>(params, batch, penalty, n_total, k_total, out); break;
-    case 4: column_squares<4>(params, batch, penalty, n_total, k_total, out); break;
-    default: throw std::invalid_argument("feature_column_squares: the dimension must be 2, 3 or 4");
+    case 2:
+      column_squares<2>(params, batch, penalty, n_total, k_total, out);
+      break;
+    case 3:
+      column_squares<3>(params, batch, penalty, n_total, k_total, out);
+      break;
+    case 4:
+      column_squares<4>(params, batch, penalty, n_total, k_total, out);
+      break;
+    default:
+      throw std::invalid_argument("feature_column_squares: the dimension must be 2, 3 or 4");
   }
   return out;
 }
@@ -65,8 +72,8 @@ std::vector<int> least_useful_neurons(const std::vector<double>& weights,
                                       const std::vector<double>& squares, int count) {
   const int m = int(weights.size());
   std::vector<double> use(std::size_t(m), 0.0);
-  for (int k = 0; k < m; ++k) use[std::size_t(k)] = std::abs(weights[std::size_t(k)]) *
-                                                     std::sqrt(squares[std::size_t(k)]);
+  for (int k = 0; k < m; ++k)
+    use[std::size_t(k)] = std::abs(weights[std::size_t(k)]) * std::sqrt(squares[std::size_t(k)]);
   std::vector<int> order(static_cast<std::size_t>(m));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -123,7 +130,8 @@ std::vector<double> choose_targets(const std::vector<double>& candidates, int di
     bool apart = true;
     for (std::size_t t = 0; apart && t < chosen.size(); t += std::size_t(dim)) {
       double r2 = 0;
-      for (int j = 0; j < dim; ++j) r2 += (row[1 + j] - chosen[t + j]) * (row[1 + j] - chosen[t + j]);
+      for (int j = 0; j < dim; ++j)
+        r2 += (row[1 + j] - chosen[t + j]) * (row[1 + j] - chosen[t + j]);
       apart = r2 >= separation * separation;
     }
     if (apart) chosen.insert(chosen.end(), row + 1, row + 1 + dim);

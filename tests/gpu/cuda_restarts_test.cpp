@@ -14,19 +14,14 @@
 
 #include "solver/config/config.hpp"
 #include "solver/train/solve.hpp"
+#include "tests/common/summary_counts.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace rbfpde {
 namespace {
 
-// counts.restarts of a summary.json's text (−1 when absent).
-int counted_restarts(const std::string& summary) {
-  const auto open = summary.find("\"counts\": {");
-  if (open == std::string::npos) return -1;
-  const std::string counts = summary.substr(open, summary.find('}', open) - open);
-  const auto at = counts.find("\"restarts\": ");
-  return at == std::string::npos ? -1 : std::stoi(counts.substr(at + 12));
-}
+using test_inputs::summary_count;
+using test_inputs::with;
 
 struct GpuRun {
   SolveResult result;
@@ -59,16 +54,15 @@ GpuRun solve_cuda(const std::string& tag, std::vector<std::string> sets) {
 // local minimum far above the loss floor (on the CPU at iteration 1296).
 TEST(CudaRestarts, AStallIsRelocatedAndTheValidationLossImproves) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
-  const std::vector<std::string> common = {
-      "model.neurons=6", "training.points.interior=200", "training.points.boundary=60",
-      "training.patience=0", "training.max_cycles=3000"};
-  std::vector<std::string> off = common, on = common;
-  off.push_back("training.restarts=0");
-  on.push_back("training.restarts=2");
+  const std::vector<std::string> common = {"model.neurons=6", "training.points.interior=200",
+                                           "training.points.boundary=60", "training.patience=0",
+                                           "training.max_cycles=3000"};
+  const std::vector<std::string> off = with(common, "training.restarts=0"),
+                                 on = with(common, "training.restarts=2");
   const GpuRun a = solve_cuda("stall_off", off);
   const GpuRun b = solve_cuda("stall_on", on);
   ASSERT_EQ(a.result.outcome.stop_reason, "converged");
-  EXPECT_GE(counted_restarts(b.summary), 1) << b.summary;
+  EXPECT_GE(summary_count(b.summary, "restarts"), 1) << b.summary;
   EXPECT_GT(b.result.outcome.cycles, a.result.outcome.cycles);
   EXPECT_LT(b.result.validation.loss, 0.9 * a.result.validation.loss);
 }
@@ -78,13 +72,12 @@ TEST(CudaRestarts, AStallIsRelocatedAndTheValidationLossImproves) {
 TEST(CudaRestarts, APlateauIsRelocatedAndTheValidationLossImproves) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
   const std::vector<std::string> common = {"model.neurons=9", "training.max_cycles=1000"};
-  std::vector<std::string> off = common, on = common;
-  off.push_back("training.restarts=0");
-  on.push_back("training.restarts=3");
+  const std::vector<std::string> off = with(common, "training.restarts=0"),
+                                 on = with(common, "training.restarts=3");
   const GpuRun a = solve_cuda("plateau_off", off);
   const GpuRun b = solve_cuda("plateau_on", on);
   EXPECT_EQ(a.result.outcome.stop_reason, "plateau");
-  EXPECT_EQ(counted_restarts(b.summary), 3) << b.summary;
+  EXPECT_EQ(summary_count(b.summary, "restarts"), 3) << b.summary;
   EXPECT_LT(b.result.validation.loss, 0.5 * a.result.validation.loss);
   EXPECT_EQ(b.result.exit_code, 0) << b.result.unsound;
 }

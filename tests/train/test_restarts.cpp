@@ -16,9 +16,13 @@
 #include "tests/common/random_inputs.hpp"
 #include "tests/common/resume_runs.hpp"
 #include "tests/common/seed_problem.hpp"
+#include "tests/common/summary_counts.hpp"
 
 namespace rbfpde {
 namespace {
+
+using test_inputs::summary_count;
+using test_inputs::with;
 
 // The seed problem with a network too small for it, trained by variable projection on one fixed
 // batch with no validation monitor: such a network stalls in a local minimum far above the loss
@@ -87,8 +91,8 @@ TEST(Restarts, AStallFarAboveTheFloorIsRelocatedAndTheLossImproves) {
   std::printf("6 neurons: stalled at loss %.3e (cycle %ld); with restarts at", plain.best_loss,
               plain.outcome.cycles);
   for (long c : restarted.restart_cycles) std::printf(" %ld", c);
-  std::printf(", best loss %.3e (%ld cycles, %s)\n", restarted.best_loss,
-              restarted.outcome.cycles, restarted.outcome.stop_reason.c_str());
+  std::printf(", best loss %.3e (%ld cycles, %s)\n", restarted.best_loss, restarted.outcome.cycles,
+              restarted.outcome.stop_reason.c_str());
   ASSERT_GE(restarted.restart_cycles.size(), 1u);
   EXPECT_EQ(restarted.state.restarts, int(restarted.restart_cycles.size()));
   // The first restart is the stall of the plain run: the same trajectory up to there.
@@ -130,23 +134,13 @@ TEST(Restarts, AResumedRunContinuesAcrossARestart) {
   }
 }
 
-// counts.restarts of a summary.json's text (−1 when absent).
-int counted_restarts(const std::string& summary) {
-  const auto open = summary.find("\"counts\": {");
-  if (open == std::string::npos) return -1;
-  const std::string counts = summary.substr(open, summary.find('}', open) - open);
-  const auto at = counts.find("\"restarts\": ");
-  return at == std::string::npos ? -1 : std::stoi(counts.substr(at + 12));
-}
-
 // A run that never stalls nor plateaus follows the same trajectory with restarts allowed or not:
 // the same history and error through the whole solve, validation monitor included.
 TEST(Restarts, ARunThatNeverStallsIsUnchanged) {
   using namespace test_runs;
   const std::vector<std::string> common = {"model.neurons=49", "training.max_cycles=60"};
-  std::vector<std::string> off = common, on = common;
-  off.push_back("training.restarts=0");
-  on.push_back("training.restarts=3");
+  const std::vector<std::string> off = with(common, "training.restarts=0"),
+                                 on = with(common, "training.restarts=3");
   const RunFiles a = run("poisson2d", "restarts_off", off);
   const RunFiles b = run("poisson2d", "restarts_on", on);
   EXPECT_EQ(a.result.outcome.stop_reason, "max_cycles");
@@ -155,7 +149,7 @@ TEST(Restarts, ARunThatNeverStallsIsUnchanged) {
             history_without_times(b.dir + "/history.csv"));
   EXPECT_EQ(a.result.errors.rel_l2, b.result.errors.rel_l2);
   EXPECT_EQ(a.result.outcome.loss.loss, b.result.outcome.loss.loss);
-  EXPECT_EQ(counted_restarts(read_text(b.dir + "/summary.json")), 0);
+  EXPECT_EQ(summary_count(read_text(b.dir + "/summary.json"), "restarts"), 0);
 }
 
 // Through the whole solve, the validation monitor's plateau is answered by restarts, counted in
@@ -163,9 +157,8 @@ TEST(Restarts, ARunThatNeverStallsIsUnchanged) {
 TEST(Restarts, APlateauIsRelocatedAndTheValidationLossImproves) {
   using namespace test_runs;
   const std::vector<std::string> common = {"model.neurons=9", "training.max_cycles=1000"};
-  std::vector<std::string> off = common, on = common;
-  off.push_back("training.restarts=0");
-  on.push_back("training.restarts=3");
+  const std::vector<std::string> off = with(common, "training.restarts=0"),
+                                 on = with(common, "training.restarts=3");
   const RunFiles a = run("poisson2d", "plateau_off", off);
   const RunFiles b = run("poisson2d", "plateau_on", on);
   std::printf("9 neurons: validation loss %.3e without restarts (%ld cycles), %.3e with (%ld)\n",
@@ -174,8 +167,8 @@ TEST(Restarts, APlateauIsRelocatedAndTheValidationLossImproves) {
   EXPECT_EQ(a.result.outcome.stop_reason, "plateau");
   EXPECT_LT(b.result.validation.loss, 0.5 * a.result.validation.loss);
   EXPECT_LT(b.result.errors.rel_l2, a.result.errors.rel_l2);
-  EXPECT_EQ(counted_restarts(read_text(a.dir + "/summary.json")), 0);
-  EXPECT_EQ(counted_restarts(read_text(b.dir + "/summary.json")), 3);
+  EXPECT_EQ(summary_count(read_text(a.dir + "/summary.json"), "restarts"), 0);
+  EXPECT_EQ(summary_count(read_text(b.dir + "/summary.json"), "restarts"), 3);
 }
 
 // |F_k|² is twice the loss of the network of neuron k alone, with weight 1, on the batch with
@@ -220,13 +213,12 @@ TEST(NeuronRelocation, LeastUsefulAndTargetsAreChosenByTheirRules) {
   EXPECT_EQ(relocated_count(6), 1);
   EXPECT_EQ(relocated_count(196), 10);
   // Candidates (score, x, y); −1 rows are padding.
-  const std::vector<double> candidates = {0.5, 0.0, 0.0,  0.9, 0.5, 0.5, 0.8, 0.52, 0.5,
-                                          -1,  0.0, 0.0,  0.7, 0.9, 0.1, 0.1, 0.3, 0.3};
+  const std::vector<double> candidates = {0.5, 0.0, 0.0, 0.9, 0.5, 0.5, 0.8, 0.52, 0.5,
+                                          -1,  0.0, 0.0, 0.7, 0.9, 0.1, 0.1, 0.3,  0.3};
   // Largest first, 0.52 too close to 0.5 at separation 0.1.
   EXPECT_EQ(choose_targets(candidates, 2, 3, 0.1),
             (std::vector<double>{0.5, 0.5, 0.9, 0.1, 0.0, 0.0}));
-  EXPECT_EQ(choose_targets(candidates, 2, 2, 0.01),
-            (std::vector<double>{0.5, 0.5, 0.52, 0.5}));
+  EXPECT_EQ(choose_targets(candidates, 2, 2, 0.01), (std::vector<double>{0.5, 0.5, 0.52, 0.5}));
   // residual_peaks: scaled |e|/√N and √(λ/K)|b|, largest first, padded.
   CollocationBatch batch;
   batch.dim = 2;
