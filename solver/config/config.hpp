@@ -20,30 +20,30 @@ struct ModelConfig {
   std::string init_from;              // a model.yaml to start from (centres, widths, weights)
   SourceLoc init_from_loc;
   std::vector<int> layers = {50, 50, 50, 50};  // mlp hidden widths
-  std::string activation = "tanh";             // mlp: tanh | sin | sigmoid
+  std::string activation = "tanh";    // mlp: tanh | sin | sigmoid
 };
 
 struct TrainingConfig {
   std::string method = "varpro";  // varpro | gdcg | lm (rbf) · adam (mlp)
   int points_interior = 176;
   int points_boundary = 48;
-  int resample_every = 1;  // cycles between fresh batches
-  double penalty = 100;    // λ
+  int resample_every = 1;       // cycles between fresh batches
+  double penalty = 100;         // λ
   long max_cycles = 2000;
-  double tolerance = 1e-10;  // stop when the validation loss falls below
-  int patience = 0;          // cycles without a 1 % better validation loss before stopping
-                             // (judged at reports), 0 = never
-  double time_limit = 0;     // seconds, 0 = none
+  double tolerance = 1e-10;     // stop when the validation loss falls below
+  int patience = 0;             // cycles without a 1 % better validation loss before stopping
+                                // (judged at reports), 0 = never
+  double time_limit = 0;        // seconds, 0 = none
   int gd_steps = 1;
   double gd_learning_rate = 1.0;
   int cg_iterations = 50;
   double cg_tolerance = 1e-14;
-  double lm_damping = 1e-2;  // initial μ
-  int restarts = 0;          // varpro: neuron relocations allowed at stalls (default below)
+  double lm_damping = 1e-2;     // initial μ
+  int restarts = 0;             // varpro: neuron relocations allowed at stalls (default below)
   double adam_learning_rate = 1e-3;
-  double adam_decay = 1.0;   // learning rate multiplier per 1000 steps
-  int lbfgs_iterations = 0;  // mlp: L-BFGS iterations after Adam on one fixed batch, 0 = none
-  int lbfgs_history = 10;    // (s, y) pairs L-BFGS keeps
+  double adam_decay = 1.0;      // learning rate multiplier per 1000 steps
+  int lbfgs_iterations = 0;     // mlp: L-BFGS iterations after Adam on one fixed batch, 0 = none
+  int lbfgs_history = 10;       // (s, y) pairs L-BFGS keeps
   unsigned long long seed = 1;
 };
 
@@ -54,12 +54,12 @@ struct ComputeConfig {
 };
 
 struct OutputConfig {
-  std::string directory;        // default output/<name>
-  SourceLoc directory_loc;      // where `directory` was set (the file alone when defaulted)
-  std::vector<int> resolution;  // default [101, 101] in 2D, [41, 41, 41] in 3D
-  int snapshot_every = 0;       // cycles between training snapshots, 0 = none
-  int report_every = 10;        // cycles between history rows / progress lines
-  bool pictures = true;         // convergence.png, solution.png, error.png (with PLplot)
+  std::string directory;             // default output/<name>
+  SourceLoc directory_loc;           // where `directory` was set (the file alone when defaulted)
+  std::vector<int> resolution;       // default [101, 101] in 2D, [41, 41, 41] in 3D
+  int snapshot_every = 0;            // cycles between training snapshots, 0 = none
+  int report_every = 10;             // cycles between history rows / progress lines
+  bool pictures = true;              // convergence.png, solution.png, error.png (with PLplot)
 };
 
 struct Config {

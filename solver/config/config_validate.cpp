@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <memory>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,8 +65,8 @@ DomainSpec read_domain(const Field& field, const std::filesystem::path& base_dir
   if (!field.child("type").present()) {
     field.check_map({"type", "min", "max", "centre", "radius", "vertices", "domains", "file"});
   }
-  std::vector<std::string> types = {"rectangle", "box",   "disk",       "ball",
-                                    "polygon",   "union", "difference", "intersection"};
+  std::vector<std::string> types = {"rectangle", "box", "disk", "ball", "polygon",
+                                    "union", "difference", "intersection"};
   if (!nested) types.push_back("points");
   domain.type = read_choice(field.require("type"), types);
   if (is_composite(domain.type)) {
@@ -74,14 +74,15 @@ DomainSpec read_domain(const Field& field, const std::filesystem::path& base_dir
     const Field list = field.require("domains");
     const std::vector<Field> items = list.entries("a sequence of at least 2 domains");
     if (items.size() < 2) {
-      list.fail("expected a sequence of at least 2 domains, found " + std::to_string(items.size()));
+      list.fail("expected a sequence of at least 2 domains, found " +
+                std::to_string(items.size()));
     }
     for (const Field& item : items) {
       DomainSpec part = read_domain(item, base_dir, true);
       if (!domain.domains.empty() && domain_dim(part) != domain_dim(domain.domains.front())) {
         const int want = domain_dim(domain.domains.front());
-        item.child("type").fail("expected a " + dimension_name(want) + " domain (as " + domain.key +
-                                ".domains[0]), found a " + part.type + " (" +
+        item.child("type").fail("expected a " + dimension_name(want) + " domain (as " +
+                                domain.key + ".domains[0]), found a " + part.type + " (" +
                                 dimension_name(domain_dim(part)) + ")");
       }
       domain.domains.push_back(std::move(part));
@@ -298,9 +299,9 @@ ModelConfig read_model(const Field& field) {
 
 // Defaults of variable projection that scale with the problem and the network, for the keys the
 // config leaves out (docs/config.md, "Defaults that scale"):
-//   neurons 196 in 2D, 343 in 3D (a 14² and a 7³ lattice); interior points 5 per parameter
-//   (m·(d+2)); boundary points 4d·N^((d−1)/d) (about four times the interior spacing's density on a
-//   unit box's boundary: the boundary values carry most of the error into the interior); one fixed
+//   neurons 196 in 2D, 343 in 3D (a 14² and a 7³ lattice); interior points 5 per parameter (m·(d+2)); boundary points
+//   4d·N^((d−1)/d) (about four times the interior spacing's density on a unit box's boundary:
+//   the boundary values carry most of the error into the interior); one fixed
 //   batch; at most 400 iterations, stopped by the validation loss's plateau (patience 50
 //   iterations) rather than a tolerance; kVarproRestarts neuron relocations at stalls.
 constexpr int kVarproRestarts = 3;
@@ -315,8 +316,8 @@ void apply_varpro_defaults(ModelConfig& model, bool neurons_given, TrainingConfi
   const long params = long(model.neurons) * (dim + 2);
   if (!given.interior) training.points_interior = int(std::min<long>(5 * params, 1L << 24));
   if (!given.boundary)
-    training.points_boundary = int(
-        std::ceil(4.0 * dim * std::pow(double(training.points_interior), double(dim - 1) / dim)));
+    training.points_boundary = int(std::ceil(
+        4.0 * dim * std::pow(double(training.points_interior), double(dim - 1) / dim)));
   if (!given.resample_every) training.resample_every = 0;
   if (!given.max_cycles) training.max_cycles = 400;
   if (!given.tolerance) training.tolerance = 0;
@@ -333,11 +334,9 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
   std::optional<Field> resample_field, restarts_field;
   const auto finish = [&]() -> TrainingConfig {
     if (model.type == "mlp" && training.method == "adam" && training.resample_every == 0)
-      resample_field->fail_expected(
-          "a positive integer for method adam (0, one fixed batch, is "
-          "for lm)");
-    if (training.method == "varpro")
-      apply_varpro_defaults(model, neurons_given, training, given, dim);
+      resample_field->fail_expected("a positive integer for method adam (0, one fixed batch, is "
+                                    "for lm)");
+    if (training.method == "varpro") apply_varpro_defaults(model, neurons_given, training, given, dim);
     if (training.method != "varpro" && training.restarts > 0)
       restarts_field->fail("expected 0 for method " + training.method +
                            " (restarts relocate the neurons of varpro only), found " +
@@ -518,10 +517,9 @@ Config config_from_tree(const YAML::Node& root, const Origin& origin,
   config.problem =
       read_problem(tree.require("problem"), std::filesystem::path(origin.file).parent_path());
   config.model = read_model(tree.child("model"));
-  const bool neurons_given =
-      tree.child("model").present() && tree.child("model").child("neurons").present();
-  config.training =
-      read_training(tree.child("training"), config.model, neurons_given, config.problem.dim);
+  const bool neurons_given = tree.child("model").present() && tree.child("model").child("neurons").present();
+  config.training = read_training(tree.child("training"), config.model, neurons_given,
+                                  config.problem.dim);
   config.compute = read_compute(tree.child("compute"));
   config.output = read_output(tree.child("output"), config.name, config.problem.dim);
   if (config.output.directory_loc.file.empty())

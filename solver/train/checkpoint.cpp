@@ -319,7 +319,8 @@ Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Confi
   using Traits = StateTraits<State>;
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(file + ": no checkpoint to resume from (run without --resume first)");
+  if (!in)
+    throw InputError(file + ": no checkpoint to resume from (run without --resume first)");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Reader r(std::move(bytes), file);
   for (char c : kMagic)
@@ -342,11 +343,10 @@ Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Confi
   Checkpoint<State> ck;
   ck.config_dump = r.get_string();
   if (ck.config_dump != resume_identity(config))
-    throw InputError(
-        SourceLoc{config.file, 0, 0}, "",
-        "the config differs from the run that wrote " + file +
-            " (only training.max_cycles, tolerance, time_limit, lbfgs.iterations, restarts, "
-            "output reporting and compute.backend may change on --resume)");
+    throw InputError(SourceLoc{config.file, 0, 0}, "",
+                     "the config differs from the run that wrote " + file +
+                         " (only training.max_cycles, tolerance, time_limit, lbfgs.iterations, "
+                         "restarts, output reporting and compute.backend may change on --resume)");
   get_state(r, ck.state, format);
   ck.history = r.get_vector<HistoryCsv::Row>();
   const auto n_snap = r.get<std::uint64_t>();
@@ -376,11 +376,10 @@ Checkpoint<State> resume_run(const Config& config, RunOutput& output) {
   Checkpoint<State> ck = read_checkpoint<State>(checkpoint_path(config), config);
   Communicator& comm = output.comm();
   if (ck.ranks != comm.size())
-    throw InputError(checkpoint_path(config).string() +
-                     ": the checkpoint was written by a run of " + std::to_string(ck.ranks) +
-                     (ck.ranks == 1 ? " process" : " ranks") + ", this one has " +
-                     std::to_string(comm.size()) + "; resume with the same count (mpirun -np " +
-                     std::to_string(ck.ranks) + ")");
+    throw InputError(checkpoint_path(config).string() + ": the checkpoint was written by a run of " +
+                     std::to_string(ck.ranks) + (ck.ranks == 1 ? " process" : " ranks") +
+                     ", this one has " + std::to_string(comm.size()) +
+                     "; resume with the same count (mpirun -np " + std::to_string(ck.ranks) + ")");
   if (comm.rank() > 0)
     set_rank_part(ck.state, ck.rank_parts[std::size_t(comm.rank() - 1)],
                   checkpoint_path(config).string());

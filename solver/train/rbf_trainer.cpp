@@ -72,10 +72,8 @@ template <class T>
 void RbfTrainer<T>::draw_batch(PhaseTimes& times, bool fused) {
   // This rank's share of the batch; with one rank, the whole of it.
   const int rank = comm_->rank(), ranks = comm_->size();
-  const std::size_t n_int =
-      share_of(std::size_t(config_.training.points_interior), rank, ranks).count;
-  const std::size_t n_bnd =
-      share_of(std::size_t(config_.training.points_boundary), rank, ranks).count;
+  const std::size_t n_int = share_of(std::size_t(config_.training.points_interior), rank, ranks).count;
+  const std::size_t n_bnd = share_of(std::size_t(config_.training.points_boundary), rank, ranks).count;
   ++state_.batches;
   if (backend_.draws_batches()) {
     if (fused) return;
@@ -127,8 +125,8 @@ std::string RbfTrainer<T>::unsound(const RbfParameters<T>& p) const {
     }
   }
   if (2 * escaped > p.neurons())
-    return std::to_string(escaped) + " of " + std::to_string(p.neurons()) + " centres moved over " +
-           std::to_string(int(kCentreEscape)) +
+    return std::to_string(escaped) + " of " + std::to_string(p.neurons()) +
+           " centres moved over " + std::to_string(int(kCentreEscape)) +
            " domain diagonals away (the step size is too large)";
   return "";
 }
@@ -223,9 +221,9 @@ std::string RbfTrainer<T>::relocate_neurons(PhaseTimes& times) {
   ++state_.restarts;
   times.weights += since(t0);
   return "restart " + std::to_string(state_.restarts) + " of " + std::to_string(tc.restarts) +
-         " at cycle " + std::to_string(state_.cycle) + ": training loss " + format_e(before.loss) +
-         " (" + format_e(before.loss / data_loss(batch)) + " of the data's); " +
-         std::to_string(placed) + " of " + std::to_string(m) +
+         " at cycle " + std::to_string(state_.cycle) + ": training loss " +
+         format_e(before.loss) + " (" + format_e(before.loss / data_loss(batch)) +
+         " of the data's); " + std::to_string(placed) + " of " + std::to_string(m) +
          " neurons moved to the largest residuals, loss " + format_e(after.loss);
 }
 
@@ -287,8 +285,8 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
   if (!finite(loss)) diverge("the loss of the initial network is not finite");
 
   while (!out.diverged && state_.cycle < tc.max_cycles) {
-    const bool fresh =
-        state_.cycle > 0 && tc.resample_every > 0 && state_.cycle % tc.resample_every == 0;
+    const bool fresh = state_.cycle > 0 && tc.resample_every > 0 &&
+                       state_.cycle % tc.resample_every == 0;
     const bool fused_draw = fresh && !lm && backend_.draws_batches();
     if (fresh) {
       draw_batch(out.times, fused_draw);
@@ -371,7 +369,8 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       if (!restart) out.stop_reason = "converged";
     }
     // Clocks and signals differ between ranks: every rank stops at the cycle where any would.
-    if (out.stop_reason.empty() && any_rank(tc.time_limit > 0 && state_.seconds >= tc.time_limit))
+    if (out.stop_reason.empty() &&
+        any_rank(tc.time_limit > 0 && state_.seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
     if (out.stop_reason.empty() && any_rank(should_stop && should_stop()))
       out.stop_reason = "interrupted";

@@ -20,13 +20,13 @@ namespace rbfpde {
 template <class T>
 struct TrainerState {
   long cycle = 0;
-  double mu = 0;              // LM damping
-  int restarts = 0;           // neuron relocations so far (training.restarts)
-  double reference_loss = 0;  // the initial network's loss (divergence is judged against it)
+  double mu = 0;               // LM damping
+  int restarts = 0;            // neuron relocations so far (training.restarts)
+  double reference_loss = 0;   // the initial network's loss (divergence is judged against it)
   int exploded_cycles = 0;
-  double seconds = 0;         // training time so far
-  std::uint64_t batches = 0;  // batches drawn so far (a device-drawing backend's batch index)
-  Rng rng;                    // the host's sampler (backends that draw batches do not use it)
+  double seconds = 0;          // training time so far
+  std::uint64_t batches = 0;   // batches drawn so far (a device-drawing backend's batch index)
+  Rng rng;                     // the host's sampler (backends that draw batches do not use it)
   CollocationBatch batch;
   RbfParameters<T> params;
 };

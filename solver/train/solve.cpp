@@ -115,15 +115,15 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   };
   RbfTrainer<T> trainer(config, problem, *backend, comm);
   trainer.set_restart_hooks(supervisor.restart_hooks());
-  const ReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss, RbfBackend<T>&,
-                                 bool final) {
+  const ReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
+                                 RbfBackend<T>&, bool final) {
     return supervisor.report(cycle, seconds, loss, model, final);
   };
   if (options.resume) {
     result.outcome = trainer.resume(resumed.state, report, options.should_stop);
   } else {
-    result.outcome =
-        trainer.train(initial, report, options.should_stop, config.model.init_from.empty());
+    result.outcome = trainer.train(initial, report, options.should_stop,
+                                   config.model.init_from.empty());
   }
 
   // The best sound state seen goes back into the backend; the supervisor holds u and Δu of it.
@@ -138,11 +138,11 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
     write_model_yaml(output.directory() / "model.yaml", params, config, backend_name);
   output.write_solution(supervisor.u(), supervisor.residual());
   if (output.writes() && vtk_available()) {
-    write_points_vtp(
-        output.directory() / "centres.vtp", problem.dim(),
-        std::vector<double>(params.centres.begin(), params.centres.end()),
-        {{"width", 1, std::vector<double>(params.widths.begin(), params.widths.end())},
-         {"weight", 1, std::vector<double>(params.weights.begin(), params.weights.end())}});
+    write_points_vtp(output.directory() / "centres.vtp", problem.dim(),
+                     std::vector<double>(params.centres.begin(), params.centres.end()),
+                     {{"width", 1, std::vector<double>(params.widths.begin(), params.widths.end())},
+                      {"weight", 1,
+                       std::vector<double>(params.weights.begin(), params.weights.end())}});
   }
   std::vector<T> e, b;
   result.outcome.loss = backend->residuals();

@@ -102,8 +102,8 @@ class Supervisor {
     // With no sound state at all the final one is written, and the run is unsound.
     if (!monitor_.has_best() && result.unsound.empty())
       result.unsound = "no sound state was found at any report";
-    result.error_estimate =
-        estimate_relative_error(backend, config_, problem_, validation_, output_.grid().points, u_);
+    result.error_estimate = estimate_relative_error(backend, config_, problem_, validation_,
+                                                    output_.grid().points, u_);
   }
 
   const std::vector<double>& u() const { return u_; }

@@ -89,7 +89,8 @@ template <class Params>
 std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
                                         const ValidationFigures& v,
                                         const std::vector<double>& grid_u,
-                                        const std::string& model_unsound, const Params& params) {
+                                        const std::string& model_unsound,
+                                        const Params& params) {
   std::string why;
   double grid_max = 0;
   bool grid_finite = true;
@@ -105,8 +106,7 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
           format_e(kAbsurdFactor) + " times its " + format_e(v.max_abs_u) +
           " on the validation points (spikes between the collocation points)";
   } else if (v.rms_interior > kOverfitFactor * train.rms_interior + kOverfitFloor * f_rms_ ||
-             v.rms_boundary >
-                 kOverfitFactor * train.rms_boundary + kOverfitFloor * (p_rms_ + f_rms_)) {
+             v.rms_boundary > kOverfitFactor * train.rms_boundary + kOverfitFloor * (p_rms_ + f_rms_)) {
     why = "the validation residual (interior " + format_e(v.rms_interior) + ", boundary " +
           format_e(v.rms_boundary) + ") is over " + format_e(kOverfitFactor) +
           " times the training one (" + format_e(train.rms_interior) + ", " +
@@ -116,8 +116,7 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
   }
   if (!why.empty()) why += " (cycle " + std::to_string(cycle) + ")";
 
-  if (why.empty() &&
-      v.loss < (has_best() ? verdict_.best.loss : std::numeric_limits<double>::infinity())) {
+  if (why.empty() && v.loss < (has_best() ? verdict_.best.loss : std::numeric_limits<double>::infinity())) {
     verdict_.best_cycle = cycle;
     verdict_.best = v;
     best_ = params;
@@ -129,8 +128,8 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
   if (v.loss < 0.99 * plateau_loss_) {
     plateau_loss_ = v.loss;
     improved_cycle_ = cycle;
-  } else if (config_.training.patience > 0 &&
-             cycle - improved_cycle_ >= config_.training.patience && verdict_.stop_reason.empty()) {
+  } else if (config_.training.patience > 0 && cycle - improved_cycle_ >= config_.training.patience &&
+             verdict_.stop_reason.empty()) {
     verdict_.stop_reason = "plateau";
   }
   return why;

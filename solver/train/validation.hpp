@@ -29,9 +29,9 @@ struct ValidationFigures {
   double rms_interior = std::numeric_limits<double>::quiet_NaN();
   // RMS of the boundary rows' residuals α·u + β·∂u/∂n − p (u − p for Dirichlet)
   double rms_boundary = std::numeric_limits<double>::quiet_NaN();
-  double loss = std::numeric_limits<double>::quiet_NaN();  // ½ rms_i² + ½ λ rms_b²
-  double max_abs_u = 0;                                    // max |u| over the validation points
-  bool finite = true;                                      // every u and Δu there finite
+  double loss = std::numeric_limits<double>::quiet_NaN();          // ½ rms_i² + ½ λ rms_b²
+  double max_abs_u = 0;  // max |u| over the validation points
+  bool finite = true;    // every u and Δu there finite
 };
 
 // The sizes of the validation set for a training batch of n points: twice the batch, but at
@@ -62,10 +62,10 @@ class ValidationSet {
 
 // What the monitor decided about a run.
 struct MonitorVerdict {
-  long best_cycle = -1;     // the report whose state is kept, -1 when none was sound
-  ValidationFigures best;   // its validation figures
-  std::string unsound;      // why the final state was not sound ("" when it was)
-  std::string stop_reason;  // tolerance | plateau, when the monitor stopped the run
+  long best_cycle = -1;           // the report whose state is kept, -1 when none was sound
+  ValidationFigures best;         // its validation figures
+  std::string unsound;            // why the final state was not sound ("" when it was)
+  std::string stop_reason;        // tolerance | plateau, when the monitor stopped the run
 };
 
 // Watches the reports of one run: keeps the best sound state by validation loss, stops the run

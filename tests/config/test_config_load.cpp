@@ -200,13 +200,13 @@ TEST(VarproDefaults, ProblemOnly2D) {
   EXPECT_EQ(load_config(write_tmp("varpro2d_r7.yaml", kProblem), {"training.restarts=7"})
                 .training.restarts,
             7);
-  EXPECT_EQ(
-      load_config(write_tmp("lm_r0.yaml", kProblem), {"training.method=lm", "training.restarts=0"})
-          .training.restarts,
-      0);
+  EXPECT_EQ(load_config(write_tmp("lm_r0.yaml", kProblem),
+                        {"training.method=lm", "training.restarts=0"})
+                .training.restarts,
+            0);
   // Stating the method changes nothing but the name (the file's stem).
-  Config named = load_config(
-      write_tmp("varpro2d_named.yaml", std::string(kProblem) + "training: {method: varpro}\n"));
+  Config named = load_config(write_tmp(
+      "varpro2d_named.yaml", std::string(kProblem) + "training: {method: varpro}\n"));
   EXPECT_EQ(named.name, "varpro2d_named");
   named.name = c.name;
   named.output.directory = c.output.directory;
@@ -261,11 +261,10 @@ TEST(VarproDefaults, ZeroResampleIsRefusedForTheMlpAtItsPosition) {
                                   ":9:21: training.points.resample_every: expected a positive "
                                   "integer for method adam (0, one fixed batch, is for lm), "
                                   "found \"0\"");
-  EXPECT_EQ(
-      load_error(write_tmp("mlp_plain.yaml", std::string(kProblem) + "model: {type: mlp}\n"),
-                 {"training.points.resample_every=0"}),
-      "--set: training.points.resample_every: expected a positive integer for method adam (0, "
-      "one fixed batch, is for lm), found \"0\"");
+  EXPECT_EQ(load_error(write_tmp("mlp_plain.yaml", std::string(kProblem) + "model: {type: mlp}\n"),
+                       {"training.points.resample_every=0"}),
+            "--set: training.points.resample_every: expected a positive integer for method adam (0, "
+            "one fixed batch, is for lm), found \"0\"");
   const std::string negative =
       write_tmp("patience_negative.yaml", std::string(kProblem) + "training:\n  patience: -1\n");
   EXPECT_EQ(load_error(negative),
@@ -418,9 +417,9 @@ void expect_round_trip(const Config& config, const std::string& file) {
 }
 
 TEST(Dump, ShippedConfigsRoundTrip) {
-  for (const char* file :
-       {"poisson2d_seed.yaml", "poisson2d_seed_lm.yaml", "lshape.yaml", "disk.yaml", "cube3d.yaml",
-        "poisson2d.yaml", "peak.yaml", "ball3d.yaml"}) {
+  for (const char* file : {"poisson2d_seed.yaml", "poisson2d_seed_lm.yaml", "lshape.yaml",
+                           "disk.yaml", "cube3d.yaml", "poisson2d.yaml", "peak.yaml",
+                           "ball3d.yaml"}) {
     SCOPED_TRACE(file);
     expect_round_trip(load_config(shipped_config(file)), std::string("dump_") + file);
   }
@@ -470,15 +469,45 @@ TEST(Dump, AwkwardValuesRoundTrip) {
 
 TEST(Dump, WritesEveryKey) {
   const std::string text = dump_config(load_config(shipped_config("poisson2d_seed_lm.yaml")));
-  for (const char* key :
-       {"name:",           "domain:",     "equation:",       "boundary:",      "where:",
-        "exact:",          "neurons:",    "init:",           "centres:",       "width:",
-        "layers:",         "activation:", "method:",         "points:",        "interior:",
-        "resample_every:", "penalty:",    "max_cycles:",     "tolerance:",     "time_limit:",
-        "patience:",       "gd:",         "steps:",          "learning_rate:", "cg:",
-        "iterations:",     "lm:",         "damping:",        "adam:",          "decay:",
-        "seed:",           "compute:",    "backend:",        "precision:",     "output:",
-        "directory:",      "resolution:", "snapshot_every:", "report_every:"}) {
+  for (const char* key : {"name:",
+                          "domain:",
+                          "equation:",
+                          "boundary:",
+                          "where:",
+                          "exact:",
+                          "neurons:",
+                          "init:",
+                          "centres:",
+                          "width:",
+                          "layers:",
+                          "activation:",
+                          "method:",
+                          "points:",
+                          "interior:",
+                          "resample_every:",
+                          "penalty:",
+                          "max_cycles:",
+                          "tolerance:",
+                          "time_limit:",
+                          "patience:",
+                          "gd:",
+                          "steps:",
+                          "learning_rate:",
+                          "cg:",
+                          "iterations:",
+                          "lm:",
+                          "damping:",
+                          "adam:",
+                          "decay:",
+                          "seed:",
+                          "compute:",
+                          "backend:",
+                          "precision:",
+                          "output:",
+                          "directory:",
+                          "resolution:",
+                          "snapshot_every:",
+                          "report_every:"}) {
     EXPECT_NE(text.find(key), std::string::npos) << key << " missing from\n" << text;
   }
   EXPECT_NE(text.find("tolerance: 1e-10"), std::string::npos) << text;
