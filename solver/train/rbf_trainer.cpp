@@ -368,11 +368,13 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       restart = stall_restart_due(loss);
       if (!restart) out.stop_reason = "converged";
     }
-    // Clocks and signals differ between ranks: every rank stops at the cycle where any would.
-    if (out.stop_reason.empty() &&
+    // Clocks and signals differ between ranks: every rank stops at the cycle where any would. A
+    // stall's restart comes first (they are seen a cycle later): a run stopped at its stall
+    // would restart a cycle late on resume.
+    if (out.stop_reason.empty() && !restart &&
         any_rank(tc.time_limit > 0 && state_.seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
-    if (out.stop_reason.empty() && any_rank(should_stop && should_stop()))
+    if (out.stop_reason.empty() && !restart && any_rank(should_stop && should_stop()))
       out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) break;
 
