@@ -39,6 +39,7 @@ struct TrainingConfig {
   int cg_iterations = 50;
   double cg_tolerance = 1e-14;
   double lm_damping = 1e-2;     // initial μ
+  int restarts = 0;             // varpro: neuron relocations allowed at stalls (default below)
   double adam_learning_rate = 1e-3;
   double adam_decay = 1.0;      // learning rate multiplier per 1000 steps
   int lbfgs_iterations = 0;     // mlp: L-BFGS iterations after Adam on one fixed batch, 0 = none

@@ -135,6 +135,7 @@ void emit_training(YAML::Emitter& out, const TrainingConfig& training) {
   out << YAML::Key << "time_limit" << YAML::Value;
   number(out, training.time_limit);
   out << YAML::Key << "patience" << YAML::Value << training.patience;
+  out << YAML::Key << "restarts" << YAML::Value << training.restarts;
   out << YAML::Key << "gd" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "steps" << YAML::Value << training.gd_steps;
   out << YAML::Key << "learning_rate" << YAML::Value;

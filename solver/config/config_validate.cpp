@@ -303,10 +303,11 @@ ModelConfig read_model(const Field& field) {
 //   4d·N^((d−1)/d) (about four times the interior spacing's density on a unit box's boundary:
 //   the boundary values carry most of the error into the interior); one fixed
 //   batch; at most 400 iterations, stopped by the validation loss's plateau (patience 50
-//   iterations) rather than a tolerance.
+//   iterations) rather than a tolerance; kVarproRestarts neuron relocations at stalls.
+constexpr int kVarproRestarts = 3;
 struct GivenTraining {
   bool interior = false, boundary = false, resample_every = false, max_cycles = false,
-       tolerance = false, patience = false;
+       tolerance = false, patience = false, restarts = false;
 };
 
 void apply_varpro_defaults(ModelConfig& model, bool neurons_given, TrainingConfig& training,
@@ -321,6 +322,7 @@ void apply_varpro_defaults(ModelConfig& model, bool neurons_given, TrainingConfi
   if (!given.max_cycles) training.max_cycles = 400;
   if (!given.tolerance) training.tolerance = 0;
   if (!given.patience) training.patience = 50;
+  if (!given.restarts) training.restarts = kVarproRestarts;
 }
 
 TrainingConfig read_training(const Field& field, ModelConfig& model, bool neurons_given, int dim) {
@@ -329,17 +331,21 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
   // scheme (gdcg) or plain LM; an MLP is trained by Adam.
   training.method = model.type == "mlp" ? "adam" : "varpro";
   GivenTraining given;
-  std::optional<Field> resample_field;
+  std::optional<Field> resample_field, restarts_field;
   const auto finish = [&]() -> TrainingConfig {
     if (model.type == "mlp" && training.method == "adam" && training.resample_every == 0)
       resample_field->fail_expected("a positive integer for method adam (0, one fixed batch, is "
                                     "for lm)");
     if (training.method == "varpro") apply_varpro_defaults(model, neurons_given, training, given, dim);
+    if (training.method != "varpro" && training.restarts > 0)
+      restarts_field->fail("expected 0 for method " + training.method +
+                           " (restarts relocate the neurons of varpro only), found " +
+                           std::to_string(training.restarts));
     return training;
   };
   if (!field.present()) return finish();
   field.check_map({"method", "points", "penalty", "max_cycles", "tolerance", "time_limit",
-                   "patience", "gd", "cg", "lm", "adam", "lbfgs", "seed"});
+                   "patience", "restarts", "gd", "cg", "lm", "adam", "lbfgs", "seed"});
   if (const Field f = field.child("method"); f.present()) {
     training.method = read_choice(f, {"varpro", "gdcg", "lm", "adam"});
     if (model.type == "rbf" && training.method == "adam") {
@@ -382,6 +388,11 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
   if (const Field f = field.child("patience"); f.present()) {
     training.patience = read_int(f, 0, kNonNegativeInteger);
     given.patience = true;
+  }
+  if (const Field f = field.child("restarts"); f.present()) {
+    training.restarts = read_int(f, 0, kNonNegativeInteger);
+    given.restarts = true;
+    restarts_field.emplace(f);
   }
   if (const Field f = field.child("time_limit"); f.present()) {
     training.time_limit = read_double(f, non_negative, "a non-negative number of seconds");

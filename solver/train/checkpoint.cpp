@@ -12,13 +12,13 @@
 namespace rbfpde {
 namespace {
 
-// "RBFCKPT" and the format's digit: 1 (RBF only, no model field), 2.
+// "RBFCKPT" and the format's digit: 1 (RBF only, no model field), 2 (no restart count), 3.
 constexpr char kMagic[7] = {'R', 'B', 'F', 'C', 'K', 'P', 'T'};
-constexpr char kFormat = '2';
+constexpr char kFormat = '3';
 
 // What must match between the run that wrote a checkpoint and the run resuming it: everything
-// but the stopping rules (the MLP's L-BFGS iterations among them), reporting, backend and where
-// the files go.
+// but the stopping rules (the MLP's L-BFGS iterations and varpro's restarts among them),
+// reporting, backend and where the files go.
 std::string resume_identity(const Config& config) {
   Config c = config;
   c.file.clear();
@@ -26,6 +26,7 @@ std::string resume_identity(const Config& config) {
   c.training.tolerance = 0;
   c.training.time_limit = 0;
   c.training.lbfgs_iterations = 0;
+  c.training.restarts = 0;
   c.output.report_every = 1;
   c.output.snapshot_every = 0;
   c.output.pictures = true;
@@ -176,10 +177,11 @@ void put_state(Writer& w, const TrainerState<T>& s) {
   w.put_vector(s.params.weights);
   w.put_vector(s.params.centres);
   w.put_vector(s.params.widths);
+  w.put<std::int32_t>(s.restarts);
 }
 
 template <class T>
-void get_state(Reader& r, TrainerState<T>& s) {
+void get_state(Reader& r, TrainerState<T>& s, char format) {
   s.cycle = r.get<std::int64_t>();
   s.mu = r.get<double>();
   s.reference_loss = r.get<double>();
@@ -192,6 +194,7 @@ void get_state(Reader& r, TrainerState<T>& s) {
   s.params.weights = r.get_vector<T>();
   s.params.centres = r.get_vector<T>();
   s.params.widths = r.get_vector<T>();
+  s.restarts = format >= '3' ? r.get<std::int32_t>() : 0;
 }
 
 void put_vectors(Writer& w, const std::deque<std::vector<double>>& vs) {
@@ -232,7 +235,7 @@ void put_state(Writer& w, const MlpTrainerState<T>& s) {
 }
 
 template <class T>
-void get_state(Reader& r, MlpTrainerState<T>& s) {
+void get_state(Reader& r, MlpTrainerState<T>& s, char /*format*/) {
   s.cycle = r.get<std::int64_t>();
   s.adam_steps = r.get<std::int64_t>();
   s.reference_loss = r.get<double>();
@@ -323,7 +326,7 @@ Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Confi
   for (char c : kMagic)
     if (r.get<char>() != c) throw InputError(file + ": not an rbfpde checkpoint");
   const char format = r.get<char>();
-  if (format != '1' && format != kFormat)
+  if (format < '1' || format > kFormat)
     throw InputError(file + ": checkpoint format " + std::string(1, format) +
                      " is not one this rbfpde reads; start again without --resume");
   const std::string model = format == '1' ? "rbf" : r.get_string();
@@ -343,8 +346,8 @@ Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Confi
     throw InputError(SourceLoc{config.file, 0, 0}, "",
                      "the config differs from the run that wrote " + file +
                          " (only training.max_cycles, tolerance, time_limit, lbfgs.iterations, "
-                         "output reporting and compute.backend may change on --resume)");
-  get_state(r, ck.state);
+                         "restarts, output reporting and compute.backend may change on --resume)");
+  get_state(r, ck.state, format);
   ck.history = r.get_vector<HistoryCsv::Row>();
   const auto n_snap = r.get<std::uint64_t>();
   for (std::uint64_t i = 0; i < n_snap; ++i) {

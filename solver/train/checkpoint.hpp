@@ -1,14 +1,16 @@
 // Checkpoints: <output directory>/checkpoint/state.bin holds a run's whole training state
 // bit-exactly, so that `rbfpde solve CONFIG --resume` continues to the same numbers as an
 // uninterrupted run: for the RBF network its TrainerState (parameters, batch, random engine, LM
-// damping), for the MLP its MlpTrainerState (parameters, Adam moments and step count, batch,
-// random engine, and in the L-BFGS stage the minimiser's iterate and curvature pairs), each with
-// the history so far. Written atomically at the end of every run, interrupted or not.
+// damping, restarts so far), for the MLP its MlpTrainerState (parameters, Adam moments and step
+// count, batch, random engine, and in the L-BFGS stage the minimiser's iterate and curvature
+// pairs), each with the history so far. Written atomically at the end of every run, interrupted
+// or not.
 //
-// Layout: "RBFCKPT2", the model ("rbf" | "mlp"), the scalar's size, the config's identity, the
+// Layout: "RBFCKPT3", the model ("rbf" | "mlp"), the scalar's size, the config's identity, the
 // state, the history rows, the snapshots; for a run of several ranks, then the rank count and
-// ranks 1…'s random engines and batches (a single-process run writes nothing more). Format 1
-// (RBF only, no model field) is still read. Rank 0 writes; resuming needs the same rank count.
+// ranks 1…'s random engines and batches (a single-process run writes nothing more). Formats 1
+// (RBF only, no model field) and 2 (no restart count: 0) are still read. Rank 0 writes;
+// resuming needs the same rank count.
 #pragma once
 
 #include <chrono>

@@ -1,11 +1,14 @@
 #include "solver/train/rbf_trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <utility>
 
+#include "solver/train/neuron_relocation.hpp"
 #include "solver/train/rbf_model.hpp"
 #include "solver/train/training_rules.hpp"
 
@@ -21,6 +24,27 @@ constexpr double kCentreEscape = 100;
 template <class T>
 constexpr double min_damping() {
   return 5.0 * std::numeric_limits<T>::epsilon();
+}
+
+// Marquardt's damping never grows past this; reaching it on a fixed batch is a stall.
+constexpr double kMaxDamping = 1e12;
+
+// A stall or a plateau restarts only while the loss is above this share of the data's own loss
+// ½(mean f² + λ·mean p²), the loss of the zero network (a relative residual of 10⁻⁷ in double,
+// 10⁻³ in float): below it the run is at or near its rounding floor, not in a poor local minimum.
+template <class T>
+constexpr double restart_loss_floor() {
+  return sizeof(T) == sizeof(double) ? 1e-14 : 1e-6;
+}
+
+// Candidate target points drawn per relocated neuron (so that the separation rule still finds
+// enough where the largest residuals cluster).
+constexpr int kCandidatesPerTarget = 20;
+
+std::string format_e(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", v);
+  return buf;
 }
 
 }  // namespace
@@ -105,6 +129,102 @@ std::string RbfTrainer<T>::unsound(const RbfParameters<T>& p) const {
            " centres moved over " + std::to_string(int(kCentreEscape)) +
            " domain diagonals away (the step size is too large)";
   return "";
+}
+
+template <class T>
+CollocationBatch RbfTrainer<T>::host_batch() const {
+  if (!backend_.draws_batches()) return state_.batch;
+  CollocationBatch b = backend_.batch();
+  problem_.fill_coefficients(b);
+  return b;
+}
+
+template <class T>
+double RbfTrainer<T>::data_loss(const CollocationBatch& batch) const {
+  double sums[2] = {0, 0};
+  for (double f : batch.f) sums[0] += f * f;
+  for (double p : batch.p) sums[1] += p * p;
+  if (comm_->size() > 1) comm_->allreduce_sum(sums, 2);
+  const TrainingConfig& tc = config_.training;
+  return 0.5 * sums[0] / std::max(1.0, double(tc.points_interior)) +
+         0.5 * tc.penalty * sums[1] / std::max(1.0, double(tc.points_boundary));
+}
+
+template <class T>
+bool RbfTrainer<T>::restart_left() const {
+  const TrainingConfig& tc = config_.training;
+  return tc.method == "varpro" && state_.restarts < tc.restarts && state_.cycle < tc.max_cycles;
+}
+
+template <class T>
+bool RbfTrainer<T>::stall_restart_due(const LossParts& loss) const {
+  return restart_left() && loss.loss > restart_loss_floor<T>() * data_loss(host_batch());
+}
+
+template <class T>
+bool RbfTrainer<T>::plateau_restart_due() const {
+  if (!restart_left() || !hooks_.plateau_loss_ratio) return false;
+  // Every rank restarts or none: the relocation sums over the ranks.
+  return !any_rank(!(hooks_.plateau_loss_ratio() > restart_loss_floor<T>()));
+}
+
+template <class T>
+std::string RbfTrainer<T>::relocate_neurons(PhaseTimes& times) {
+  const auto t0 = Clock::now();
+  const TrainingConfig& tc = config_.training;
+  const CollocationBatch batch = host_batch();
+  const RbfParameters<T> current = backend_.parameters();
+  RbfParameters<double> p;
+  p.dim = current.dim;
+  p.weights.assign(current.weights.begin(), current.weights.end());
+  p.centres.assign(current.centres.begin(), current.centres.end());
+  p.widths.assign(current.widths.begin(), current.widths.end());
+  const int d = p.dim, m = p.neurons();
+  const double n_total = double(tc.points_interior), k_total = double(tc.points_boundary);
+  const LossParts before = backend_.residuals();
+  std::vector<T> et, bt;
+  backend_.residual_vectors(et, bt);
+  const std::vector<double> e(et.begin(), et.end()), b(bt.begin(), bt.end());
+
+  // Usefulness over the union batch: each rank's share of |F_k|² summed.
+  std::vector<double> squares = feature_column_squares(p, batch, tc.penalty, n_total, k_total);
+  if (comm_->size() > 1) comm_->allreduce_sum(squares.data(), squares.size());
+  const int count = relocated_count(m);
+  const std::vector<int> moved = least_useful_neurons(p.weights, squares, count);
+
+  // Targets: every rank's largest residuals, gathered, so that all ranks choose the same ones.
+  const int per_rank = count * kCandidatesPerTarget;
+  std::vector<double> mine = residual_peaks(batch, e, b, tc.penalty, n_total, k_total, per_rank);
+  std::vector<double> all(mine.size() * std::size_t(comm_->size()));
+  if (comm_->size() > 1)
+    comm_->allgather(mine.data(), mine.size(), all.data());
+  else
+    all = mine;
+  // A relocated neuron is as wide as the centre spacing of the network spread evenly over the
+  // domain (the initial network's scale), and no narrower than training allows.
+  const double spacing = std::pow(problem_.domain().measure() / double(m), 1.0 / d);
+  const double width = std::max(spacing, minimum_width(problem_.domain(), tc));
+  const std::vector<double> targets = choose_targets(all, d, count, width);
+  const int placed = int(targets.size()) / d;
+  for (int t = 0; t < placed; ++t) {
+    const std::size_t k = std::size_t(moved[std::size_t(t)]);
+    std::copy(&targets[std::size_t(t) * d], &targets[std::size_t(t) * d] + d,
+              &p.centres[k * std::size_t(d)]);
+    p.widths[k] = width;
+    p.weights[k] = 0;
+  }
+  backend_.set_parameters(convert_parameters<T>(p));
+  backend_.solve_weights_qr();
+  const LossParts after = backend_.residuals();
+  state_.params = backend_.parameters();
+  state_.mu = tc.lm_damping;
+  ++state_.restarts;
+  times.weights += since(t0);
+  return "restart " + std::to_string(state_.restarts) + " of " + std::to_string(tc.restarts) +
+         " at cycle " + std::to_string(state_.cycle) + ": training loss " +
+         format_e(before.loss) + " (" + format_e(before.loss / data_loss(batch)) +
+         " of the data's); " + std::to_string(placed) + " of " + std::to_string(m) +
+         " neurons moved to the largest residuals, loss " + format_e(after.loss);
 }
 
 template <class T>
@@ -193,7 +313,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
           break;
         }
         backend_.lm_reject();
-        state_.mu = std::min(state_.mu * 10.0, 1e12);
+        state_.mu = std::min(state_.mu * 10.0, kMaxDamping);
       }
       loss = accepted ? after : before;
       out.times.lm += since(t0);
@@ -241,26 +361,42 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       last_good = params;
     }
 
-    // On one fixed batch, a step that no damping up to μ = 1e12 makes smaller means converged.
-    if (vp && tc.resample_every == 0 && state_.mu >= 1e12) out.stop_reason = "converged";
-    // Clocks and signals differ between ranks: every rank stops at the cycle where any would.
-    if (out.stop_reason.empty() &&
+    // On one fixed batch, a step that no damping up to kMaxDamping makes smaller means converged,
+    // unless the loss is far above its rounding floor and a restart is left.
+    bool restart = false;
+    if (vp && tc.resample_every == 0 && state_.mu >= kMaxDamping) {
+      restart = stall_restart_due(loss);
+      if (!restart) out.stop_reason = "converged";
+    }
+    // Clocks and signals differ between ranks: every rank stops at the cycle where any would. A
+    // stall's restart comes first (they are seen a cycle later): a run stopped at its stall
+    // would restart a cycle late on resume.
+    if (out.stop_reason.empty() && !restart &&
         any_rank(tc.time_limit > 0 && state_.seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
-    if (out.stop_reason.empty() && any_rank(should_stop && should_stop()))
+    if (out.stop_reason.empty() && !restart && any_rank(should_stop && should_stop()))
       out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) break;
 
-    if (report_due && state_.cycle < tc.max_cycles) {
+    // A restart reports the stalled state first: the monitor keeps it if it is the best, so a
+    // restart cannot make the written model worse.
+    if ((report_due || restart) && state_.cycle < tc.max_cycles) {
       auto t0 = Clock::now();
       // The report shows the parameters' loss on the current batch after the whole cycle.
       const LossParts now = lm ? loss : backend_.residuals();
       const bool go_on = !any_rank(!report(state_.cycle, state_.seconds, now, backend_, false));
       out.times.report += since(t0);
-      if (!go_on) {
+      // Of the monitor's stops, a plateau far above the loss floor is answered by a restart
+      // while one is left.
+      if (!go_on) restart = plateau_restart_due();
+      if (!go_on && !restart) {
         out.stop_reason = "monitor";
         break;
       }
+    }
+    if (restart) {
+      const std::string note = relocate_neurons(out.times);
+      if (hooks_.restarted) hooks_.restarted(state_.cycle, note);
     }
   }
   if (out.stop_reason.empty()) out.stop_reason = "max_cycles";

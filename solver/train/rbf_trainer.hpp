@@ -21,6 +21,7 @@ template <class T>
 struct TrainerState {
   long cycle = 0;
   double mu = 0;               // LM damping
+  int restarts = 0;            // neuron relocations so far (training.restarts)
   double reference_loss = 0;   // the initial network's loss (divergence is judged against it)
   int exploded_cycles = 0;
   double seconds = 0;          // training time so far
@@ -35,6 +36,16 @@ struct TrainerState {
 template <class T>
 using ReportFn = std::function<bool(long cycle, double seconds, const LossParts& loss,
                                     RbfBackend<T>& backend, bool final)>;
+
+// What the caller's validation monitor has to do with variable projection's restarts
+// (docs/mathematics.md, "Restarts"). Either may be empty.
+struct RestartHooks {
+  // Called at every restart with its cycle and a one-line note, before the iterations continue.
+  std::function<void(long cycle, const std::string& note)> restarted;
+  // Asked when a report stops the run: when the stop is the validation loss's plateau, that loss
+  // over the validation data's own (the loss of the zero network); NaN for any other stop.
+  std::function<double()> plateau_loss_ratio;
+};
 
 template <class T>
 class RbfTrainer {
@@ -54,6 +65,8 @@ class RbfTrainer {
   TrainOutcome resume(const TrainerState<T>& state, const ReportFn<T>& report,
                       const StopFn& should_stop = {});
 
+  void set_restart_hooks(RestartHooks hooks) { hooks_ = std::move(hooks); }
+
   // The state after the last completed cycle (what a checkpoint stores).
   TrainerState<T> state() const;
   // The last collocation batch (for collocation.vtp).
@@ -67,6 +80,20 @@ class RbfTrainer {
   // Non-empty when the parameters show divergence (non-finite, or centres flung far away).
   std::string unsound(const RbfParameters<T>& params) const;
 
+  // Variable projection's restarts (docs/mathematics.md, "Restarts"): true when a stall at
+  // `loss` on the fixed batch, respectively a plateau of the validation loss, is to be answered
+  // by relocating neurons rather than by stopping.
+  bool restart_left() const;
+  bool stall_restart_due(const LossParts& loss) const;
+  bool plateau_restart_due() const;
+  // The current batch on the host, with its coefficients.
+  CollocationBatch host_batch() const;
+  // ½(mean f² + λ·mean p²) over the union batch: the loss of the zero network.
+  double data_loss(const CollocationBatch& batch) const;
+  // Moves the least useful neurons to the points of largest residual, solves the weights, resets
+  // μ and counts the restart; returns the note that reports it.
+  std::string relocate_neurons(PhaseTimes& times);
+
   // True when any rank's `mine` is true (the value itself with one rank).
   bool any_rank(bool mine) const;
 
@@ -75,6 +102,7 @@ class RbfTrainer {
   RbfBackend<T>& backend_;
   std::shared_ptr<Communicator> comm_;
   TrainerState<T> state_;
+  RestartHooks hooks_;
 };
 
 extern template class RbfTrainer<double>;

@@ -116,6 +116,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
     return narrow_neurons(p, spacing, max_abs_u, lo, hi);
   };
   RbfTrainer<T> trainer(config, problem, *backend, comm);
+  trainer.set_restart_hooks(supervisor.restart_hooks());
   const ReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
                                  RbfBackend<T>&, bool final) {
     return supervisor.report(cycle, seconds, loss, model, final);
@@ -150,6 +151,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   backend->residual_vectors(e, b);
   Json counts = Json::object();
   counts.set("neurons", params.neurons());
+  counts.set("restarts", last_state.restarts);
   finish_run(config, output, trainer.batch(), e, b, last_state, t0, counts, result);
   return result;
 }

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "problems/problem.hpp"
 #include "solver/config/config.hpp"
+#include "solver/train/rbf_trainer.hpp"
 #include "solver/train/run_output.hpp"
 #include "solver/train/validation.hpp"
 
@@ -62,6 +64,22 @@ class Supervisor {
     last_cycle_ = cycle;
     errors_ = output_.report(cycle, seconds, loss, last_validation_, u_, residual_, final);
     return final || !monitor_.should_stop();
+  }
+
+  // The hooks of RbfTrainer's restarts (variable projection's neuron relocation): a restart is
+  // noted on the progress stream and is a fresh chance for the plateau rule.
+  RestartHooks restart_hooks() {
+    RestartHooks hooks;
+    hooks.restarted = [this](long cycle, const std::string& note) {
+      output_.note(note);
+      monitor_.restarted(cycle);
+    };
+    hooks.plateau_loss_ratio = [this] {
+      return monitor_.verdict().stop_reason == "plateau"
+                 ? last_validation_.loss / monitor_.data_loss()
+                 : std::numeric_limits<double>::quiet_NaN();
+    };
+    return hooks;
   }
 
   // After training: the best sound state goes back into the model (when there is one and it is

@@ -81,6 +81,11 @@ RunMonitor<Params>::RunMonitor(const Config& config, const Problem& problem,
 }
 
 template <class Params>
+double RunMonitor<Params>::data_loss() const {
+  return 0.5 * f_rms_ * f_rms_ + 0.5 * config_.training.penalty * p_rms_ * p_rms_;
+}
+
+template <class Params>
 std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
                                         const ValidationFigures& v,
                                         const std::vector<double>& grid_u,

@@ -91,6 +91,15 @@ class RunMonitor {
   std::string observe(long cycle, const LossParts& train, const ValidationFigures& v,
                       const std::vector<double>& grid_u, const std::string& model_unsound,
                       const Params& params);
+  // The trainer restarted at `cycle`: a plateau stop is withdrawn, and the plateau rule counts
+  // its patience from there, against the best validation loss before it (so a restart that
+  // never beats that by 1 % ends the run `patience` cycles later).
+  void restarted(long cycle) {
+    improved_cycle_ = cycle;
+    if (verdict_.stop_reason == "plateau") verdict_.stop_reason.clear();
+  }
+  // The validation data's own loss ½ rms(f)² + ½ λ rms(p)², that of the zero network.
+  double data_loss() const;
   // True once a stopping rule of the monitor holds (the caller stops the run).
   bool should_stop() const { return !verdict_.stop_reason.empty(); }
 

@@ -103,6 +103,7 @@ inline void expect_same_values(const Config& a, const Config& b) {
   EXPECT_EQ(s.tolerance, t.tolerance);
   EXPECT_EQ(s.time_limit, t.time_limit);
   EXPECT_EQ(s.patience, t.patience);
+  EXPECT_EQ(s.restarts, t.restarts);
   EXPECT_EQ(s.gd_steps, t.gd_steps);
   EXPECT_EQ(s.gd_learning_rate, t.gd_learning_rate);
   EXPECT_EQ(s.cg_iterations, t.cg_iterations);

@@ -165,6 +165,13 @@ const BadConfig kBadConfigs[] = {
      "7:13: training.patience: expected a non-negative integer, found \"-1\""},
     {"fractional_patience", with_problem("training:\n  patience: 2.5\n"),
      "7:13: training.patience: expected a non-negative integer, found \"2.5\""},
+    {"negative_restarts", with_problem("training:\n  restarts: -1\n"),
+     "7:13: training.restarts: expected a non-negative integer, found \"-1\""},
+    {"fractional_restarts", with_problem("training:\n  restarts: 1.5\n"),
+     "7:13: training.restarts: expected a non-negative integer, found \"1.5\""},
+    {"restarts_for_gdcg", with_problem("training:\n  method: gdcg\n  restarts: 2\n"),
+     "8:13: training.restarts: expected 0 for method gdcg (restarts relocate the neurons of varpro "
+     "only), found 2"},
     {"bad_name", "name: my run\n" + std::string(kProblem),
      "1:7: name: expected a name of letters, digits, '_', '-', '.', found \"my run\""},
     {"root_not_map", "- 1\n- 2\n",

@@ -140,6 +140,7 @@ TEST(Defaults, MinimalConfigGetsEveryDefault) {
   EXPECT_EQ(c.training.max_cycles, 400);
   EXPECT_EQ(c.training.tolerance, 0);
   EXPECT_EQ(c.training.patience, 50);
+  EXPECT_EQ(c.training.restarts, 3);
   EXPECT_EQ(c.training.time_limit, 0);
   EXPECT_EQ(c.training.gd_steps, 1);
   EXPECT_EQ(c.training.gd_learning_rate, 1.0);
@@ -173,6 +174,7 @@ TEST(Defaults, OtherRbfMethodsKeepTheFixedDefaults) {
     EXPECT_EQ(c.training.max_cycles, 2000);
     EXPECT_EQ(c.training.tolerance, 1e-10);
     EXPECT_EQ(c.training.patience, 0);
+    EXPECT_EQ(c.training.restarts, 0);
   }
   // resample_every 0 (one fixed batch) is allowed for any RBF method.
   EXPECT_EQ(load_config(path, {"training.method=gdcg", "training.points.resample_every=0"})
@@ -190,6 +192,18 @@ TEST(VarproDefaults, ProblemOnly2D) {
   EXPECT_EQ(c.training.max_cycles, 400);
   EXPECT_EQ(c.training.tolerance, 0.0);
   EXPECT_EQ(c.training.patience, 50);
+  EXPECT_EQ(c.training.restarts, 3);
+  // Restarts may be turned off or raised; 0 is accepted for any method.
+  EXPECT_EQ(load_config(write_tmp("varpro2d_r0.yaml", kProblem), {"training.restarts=0"})
+                .training.restarts,
+            0);
+  EXPECT_EQ(load_config(write_tmp("varpro2d_r7.yaml", kProblem), {"training.restarts=7"})
+                .training.restarts,
+            7);
+  EXPECT_EQ(load_config(write_tmp("lm_r0.yaml", kProblem),
+                        {"training.method=lm", "training.restarts=0"})
+                .training.restarts,
+            0);
   // Stating the method changes nothing but the name (the file's stem).
   Config named = load_config(write_tmp(
       "varpro2d_named.yaml", std::string(kProblem) + "training: {method: varpro}\n"));
