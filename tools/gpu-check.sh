@@ -3,10 +3,11 @@
 # seed problem (gdcg and lm), the GPU benchmark, the JAX reference, and compute-sanitizer
 # (memcheck, racecheck) over the GPU tests. Logs go to $OUT/*.log (or ./gpu-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-check.sh", carry=[".mu"])
-# STEPS selects steps (default: all): any of tests solve resume bench jax sweep general cpusweep
+# STEPS selects steps (default: all): any of tests mpi solve resume bench jax sweep general cpusweep
 # jaxvp baseline memcheck racecheck.
 #   sweep: bench/seed_sweep.py over the problem-only configs, seeds SWEEP_SEEDS (default 1-20),
 #     on the GPU in double (and the seed problem in float);
+#   mpi: the MPI tests (ctest -L mpi: CPU and CUDA backends over 2 and 3 ranks);
 #   bench: every bench_gpu_* (BENCHES: a list of their paths instead);
 #   general: the same over the Beyond-Poisson configs (GENERAL_CONFIGS overrides the list),
 #     seeds GENERAL_SEEDS (default 1-10);
@@ -21,7 +22,7 @@
 # The machine has no muParser: the carried .deb files in .mu/ are unpacked into /opt/mu.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-check-logs}"
-STEPS="${STEPS:-tests solve resume bench jax sweep general cpusweep jaxvp baseline memcheck racecheck}"
+STEPS="${STEPS:-tests mpi solve resume bench jax sweep general cpusweep jaxvp baseline memcheck racecheck}"
 mkdir -p "$OUT"
 status=0
 want() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -48,6 +49,7 @@ step configure cmake -S . -B build-gpu -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH
 # Only what the steps below run: the whole tree is built and tested on the CPU machines.
 targets="rbfpde"
 if want tests || want memcheck || want racecheck; then targets="$targets test_gpu"; fi
+if want mpi; then targets="$targets test_mpi mpi_failure_probe"; fi
 if want bench || want baseline; then
   targets="$targets $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')"
   [ -n "${BENCHES:-}" ] && targets="rbfpde test_gpu $(for b in $BENCHES; do basename "$b"; done)"
@@ -75,6 +77,10 @@ fi
 
 if want tests; then
   step ctest ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 300 ${CTEST_ARGS:-}
+fi
+if want mpi; then
+  # Several ranks on this machine's GPU(s): host-staged sums with one GPU, NCCL with several.
+  step mpi ctest --test-dir build-gpu -L mpi --output-on-failure --timeout 300
 fi
 if want solve; then
   # End-to-end: training seconds from summary.json (the CLI's own phase timing).
