@@ -1,16 +1,13 @@
 // DeviceSampler: CUDA source for one problem's batch drawing, compiled with NVRTC and loaded with
 // the runtime's library API (cudaLibraryLoadData), so no driver-API linking is needed.
 //
-// The generated kernel, one thread per point (256 per block), everything in double:
-//   interior  rectangle/box: lo + (hi − lo)·U per axis; disk/ball: centre + r·U^(1/d)·direction
-//             (direction: angle 2πU in 2D; z = 2U − 1 and an azimuth in 3D, Archimedes);
-//             polygon: a triangle of the triangulation by area (CDF), then a uniform point in it
-//             (u + v > 1 reflected);
-//   boundary  rectangle/box: a face by measure (CDF), uniform on it; disk/ball: r·direction;
-//             polygon: an edge by length (CDF), uniform on it; outward unit normals;
+// The generated kernel, one thread per point (256 per block), everything in double. The domain's
+// formulas are the host's (problems/domain_shapes.hpp, NVRTC includes it); the source adds the
+// per-problem glue: the primitives' shapes as constants, how many Philox uniforms each draw takes,
+// and
 //   union / difference / intersection: drawn by rejection on the device, interior from the
-//             bounding box, boundary from the primitives' boundaries, with the composite's inside
-//             test generated as CUDA source (composite_code below);
+//             bounding box, boundary from the primitives' boundaries, membership by the
+//             composite's program (composite_code below);
 //   points    the cloud compiled in as constant arrays; a point is a uniform index into them
 //             (cloud_code below; clouds over 20000 points are left to the host);
 //   targets   f at interior points, the first boundary entry whose `where` holds at boundary
@@ -23,7 +20,6 @@
 #include <nvrtc.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -33,6 +29,7 @@
 #include <vector>
 
 #include "kernels/cuda/common/cuda_check.hpp"
+#include "problems/domain_shapes.hpp"
 #include "problems/expression_codegen.hpp"
 
 #ifndef RBFPDE_CUDA_INCLUDE_DIRS
@@ -40,6 +37,14 @@
 #endif
 
 namespace rbfpde::gpu {
+
+// The headers the generated source includes, by name and text: problems/domain_shapes.hpp and
+// kernels/host_device.hpp, embedded at build time (kernels/embed_text.cmake), so that the
+// installed binary needs no source tree.
+extern const int kSamplerHeaderCount;
+extern const char* const kSamplerHeaderNames[];
+extern const char* const kSamplerHeaderTexts[];
+
 namespace {
 
 constexpr int kSamplerThreads = 256;
@@ -68,323 +73,150 @@ constexpr unsigned long long kCompositeStride = 1ull << 24;
 // one makes the constructor throw, and the host samples (solve.cpp falls back on runtime_error).
 constexpr std::size_t kMaxCloudPoints = 20000;
 
-std::string int_array(const std::vector<int>& values) {
+// The fixed part of every generated sampler: the shared formulas (domain_shapes.hpp, handed to
+// NVRTC with the headers it includes), Philox uniforms in (0, 1], and a primitive's point drawn
+// with the number of uniforms its formula takes on the device (interior_draws, boundary_draws).
+const char* const kSamplerPrelude = R"cuda(#include <curand_kernel.h>
+#include "problems/domain_shapes.hpp"
+using namespace rbfpde;
+typedef curandStatePhilox4_32_10_t Rng;
+__device__ void draw_uniforms(Rng* st, double* u, int count) {
+  for (int k = 0; k < count; k += 2) {
+    const double2 v = curand_uniform2_double(st);
+    u[k] = v.x;
+    if (k + 1 < count) u[k + 1] = v.y;
+  }
+}
+template <class S> __device__ void draw_interior(const S& shape, Rng* st, double* p) {
+  double u[kMaxShapeDraws];
+  draw_uniforms(st, u, interior_draws(shape));
+  interior_point(shape, u, p);
+}
+template <class S> __device__ void draw_boundary(const S& shape, Rng* st, double* p, double* n) {
+  double u[kMaxShapeDraws];
+  draw_uniforms(st, u, boundary_draws(shape));
+  boundary_point(shape, u, p, n);
+}
+__device__ __forceinline__ bool holds(double v) { return v != 0.0 && !isnan(v); }
+)cuda";
+
+template <class V>
+std::string int_array(const std::vector<V>& values) {
   std::string r = "{";
   for (std::size_t i = 0; i < values.size(); ++i) r += (i ? ", " : "") + std::to_string(values[i]);
   return r + "}";
 }
 
-bool is_composite(const DomainGeometry& g) {
-  return g.type == "union" || g.type == "difference" || g.type == "intersection";
+std::string array3(const double* v) { return array_literal({v[0], v[1], v[2]}); }
+
+std::string box_code(int dim, const double* lo, const double* hi, const std::string& name) {
+  const BoxShape b = make_box_shape(dim, lo, hi);
+  return "__device__ BoxShape " + name + "() { return BoxShape{" + std::to_string(b.dim) + ", " +
+         array3(b.lo) + ", " + array3(b.hi) + ", " + array3(b.face) + ", " + literal(b.total) +
+         ", " + literal(b.tol) + "}; }\n";
 }
 
-// Device functions <pfx>sample_interior(st, p), <pfx>sample_boundary(st, p, n) and
-// <pfx>contains(p) for a primitive, with the host's inside test (closed, with the same relative
-// tolerance as problems/box.cpp, ball.cpp, polygon.cpp).
-std::string primitive_code(const DomainGeometry& g, const std::string& pfx) {
+// A device function `name()` returning the primitive's shape (problems/domain_shapes.hpp), built
+// on the host by the same constructors as the host domains and compiled in as constants.
+std::string shape_code(const DomainGeometry& g, const std::string& name) {
   std::ostringstream s;
-  const int d = g.dim;
   if (g.type == "rectangle" || g.type == "box") {
-    const std::vector<double>& lo = g.lo;
-    const std::vector<double>& hi = g.hi;
-    std::vector<double> face_cdf;
-    double total = 0, largest = 0;
-    for (int k = 0; k < d; ++k) {
-      double m = 1;
-      for (int j = 0; j < d; ++j)
-        if (j != k) m *= hi[j] - lo[j];
-      total += m;  // lower face of axis k
-      face_cdf.push_back(total);
-      total += m;  // upper face
-      face_cdf.push_back(total);
-      largest = std::max(largest, hi[k] - lo[k]);
-    }
-    for (double& c : face_cdf) c /= total;
-    face_cdf.back() = 1.0;
-    s << "__device__ const double " << pfx << "kLo[" << d << "] = " << array_literal(lo) << ";\n"
-      << "__device__ const double " << pfx << "kHi[" << d << "] = " << array_literal(hi) << ";\n"
-      << "__device__ const double " << pfx << "kFaceCdf[" << 2 * d
-      << "] = " << array_literal(face_cdf) << ";\n"
-      << "__device__ void " << pfx << "sample_interior(Rng* st, double* p) {\n"
-      << "  double u[" << d << "];\n"
-      << "  draw_uniforms<" << d << ">(st, u);\n"
-      << "  for (int k = 0; k < " << d << "; ++k) p[k] = " << pfx << "kLo[k] + (" << pfx
-      << "kHi[k] - " << pfx << "kLo[k]) * u[k];\n"
-      << "}\n"
-      << "__device__ void " << pfx << "sample_boundary(Rng* st, double* p, double* n) {\n"
-      << "  double u[" << d + 1 << "];\n"
-      << "  draw_uniforms<" << d + 1 << ">(st, u);\n"
-      << "  int face = 0;\n"
-      << "  while (face < " << 2 * d - 1 << " && u[0] > " << pfx << "kFaceCdf[face]) ++face;\n"
-      << "  const int axis = face / 2; const bool upper = (face & 1) != 0;\n"
-      << "  for (int k = 0; k < " << d << "; ++k) {\n"
-      << "    p[k] = k == axis ? (upper ? " << pfx << "kHi[k] : " << pfx << "kLo[k]) : " << pfx
-      << "kLo[k] + (" << pfx << "kHi[k] - " << pfx << "kLo[k]) * u[k + 1];\n"
-      << "    n[k] = k == axis ? (upper ? 1.0 : -1.0) : 0.0;\n"
-      << "  }\n"
-      << "}\n"
-      << "__device__ bool " << pfx << "contains(const double* p) {\n"
-      << "  for (int k = 0; k < " << d << "; ++k)\n"
-      << "    if (p[k] < " << pfx << "kLo[k] - " << literal(1e-12 * largest) << " || p[k] > " << pfx
-      << "kHi[k] + " << literal(1e-12 * largest) << ") return false;\n"
-      << "  return true;\n"
-      << "}\n";
+    s << box_code(g.dim, g.lo.data(), g.hi.data(), name);
   } else if (g.type == "disk" || g.type == "ball") {
-    s << "__device__ const double " << pfx << "kCentre[" << d << "] = " << array_literal(g.centre)
-      << ";\n"
-      << "__device__ const double " << pfx << "kRadius = " << literal(g.radius) << ";\n"
-      << "__device__ void " << pfx << "direction(const double* u, double* e) {\n";
-    if (d == 2) {
-      s << "  double sn, cs; sincospi(2.0 * u[0], &sn, &cs); e[0] = cs; e[1] = sn;\n";
-    } else {
-      s << "  const double z = 2.0 * u[1] - 1.0; const double r = sqrt(fmax(0.0, 1.0 - z * z));\n"
-        << "  double sn, cs; sincospi(2.0 * u[0], &sn, &cs); e[0] = r * cs; e[1] = r * sn; e[2] = z;\n";
-    }
-    s << "}\n"
-      << "__device__ void " << pfx << "sample_interior(Rng* st, double* p) {\n"
-      << "  double u[" << d + 1 << "], e[" << d << "];\n"
-      << "  draw_uniforms<" << d + 1 << ">(st, u);\n"
-      << "  " << pfx << "direction(u + 1, e);\n"
-      << "  const double rho = " << pfx << "kRadius * " << (d == 2 ? "sqrt(u[0])" : "cbrt(u[0])")
-      << ";\n"
-      << "  for (int k = 0; k < " << d << "; ++k) p[k] = " << pfx << "kCentre[k] + rho * e[k];\n"
-      << "}\n"
-      << "__device__ void " << pfx << "sample_boundary(Rng* st, double* p, double* n) {\n"
-      << "  double u[" << d << "], e[" << d << "];\n"
-      << "  draw_uniforms<" << d << ">(st, u);\n"
-      << "  " << pfx << "direction(u, e);\n"
-      << "  for (int k = 0; k < " << d << "; ++k) { p[k] = " << pfx << "kCentre[k] + " << pfx
-      << "kRadius * e[k]; n[k] = e[k]; }\n"
-      << "}\n"
-      << "__device__ bool " << pfx << "contains(const double* p) {\n"
-      << "  double s = 0.0;\n"
-      << "  for (int k = 0; k < " << d << "; ++k) s += (p[k] - " << pfx << "kCentre[k]) * (p[k] - "
-      << pfx << "kCentre[k]);\n"
-      << "  return sqrt(s) <= " << literal(g.radius * (1 + 1e-12)) << ";\n"
-      << "}\n";
+    const BallShape b = make_ball_shape(g.dim, g.centre.data(), g.radius);
+    s << "__device__ BallShape " << name << "() { return BallShape{" << b.dim << ", "
+      << array3(b.centre) << ", " << literal(b.radius) << ", " << literal(b.tol) << "}; }\n";
   } else if (g.type == "polygon") {
-    const auto& v = g.vertices;
-    const std::size_t nv = v.size(), nt = g.triangles.size();
-    if (nv < 3 || nt == 0) throw std::runtime_error("polygon without a triangulation");
-    std::vector<double> vx, vy, edge_cdf, tri_cdf;
-    for (const auto& p : v) vx.push_back(p[0]), vy.push_back(p[1]);
-    double perimeter = 0, area = 0;
-    for (std::size_t i = 0; i < nv; ++i) {
-      const auto& a = v[i];
-      const auto& b = v[(i + 1) % nv];
-      perimeter += std::hypot(b[0] - a[0], b[1] - a[1]);
-      edge_cdf.push_back(perimeter);
-    }
-    std::vector<int> ta, tb, tc;
-    for (const auto& t : g.triangles) {
-      const auto& a = v[t[0]];
-      const auto& b = v[t[1]];
-      const auto& c = v[t[2]];
-      area += 0.5 * std::abs((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]));
-      tri_cdf.push_back(area);
-      ta.push_back(t[0]), tb.push_back(t[1]), tc.push_back(t[2]);
-    }
-    for (double& c : edge_cdf) c /= perimeter;
-    for (double& c : tri_cdf) c /= area;
-    edge_cdf.back() = tri_cdf.back() = 1.0;
-    const double tol = 1e-12 * std::hypot(g.hi[0] - g.lo[0], g.hi[1] - g.lo[1]);
-    const std::string P = pfx;
-    s << "__device__ const double " << P << "kVx[" << nv << "] = " << array_literal(vx) << ";\n"
-      << "__device__ const double " << P << "kVy[" << nv << "] = " << array_literal(vy) << ";\n"
-      << "__device__ const double " << P << "kEdgeCdf[" << nv << "] = " << array_literal(edge_cdf)
+    if (g.vertices.size() < 3 || g.triangles.empty())
+      throw std::runtime_error("polygon without a triangulation");
+    const PolygonArrays p(g.vertices, g.triangles);
+    const PolygonShape shape = p.shape();
+    s << "__device__ const double " << name << "_xy[] = " << array_literal(p.xy) << ";\n"
+      << "__device__ const double " << name << "_perimeter[] = " << array_literal(p.perimeter)
       << ";\n"
-      << "__device__ const double " << P << "kTriCdf[" << nt << "] = " << array_literal(tri_cdf)
-      << ";\n"
-      << "__device__ const int " << P << "kTa[" << nt << "] = " << int_array(ta) << ";\n"
-      << "__device__ const int " << P << "kTb[" << nt << "] = " << int_array(tb) << ";\n"
-      << "__device__ const int " << P << "kTc[" << nt << "] = " << int_array(tc) << ";\n"
-      << "__device__ void " << P << "sample_interior(Rng* st, double* p) {\n"
-      << "  double u[3];\n"
-      << "  draw_uniforms<3>(st, u);\n"
-      << "  int t = 0;\n"
-      << "  while (t < " << nt - 1 << " && u[0] > " << P << "kTriCdf[t]) ++t;\n"
-      << "  double a = u[1], b = u[2];\n"
-      << "  if (a + b > 1.0) { a = 1.0 - a; b = 1.0 - b; }\n"
-      << "  const int i0 = " << P << "kTa[t], i1 = " << P << "kTb[t], i2 = " << P << "kTc[t];\n"
-      << "  p[0] = " << P << "kVx[i0] + a * (" << P << "kVx[i1] - " << P << "kVx[i0]) + b * (" << P
-      << "kVx[i2] - " << P << "kVx[i0]);\n"
-      << "  p[1] = " << P << "kVy[i0] + a * (" << P << "kVy[i1] - " << P << "kVy[i0]) + b * (" << P
-      << "kVy[i2] - " << P << "kVy[i0]);\n"
-      << "}\n"
-      << "__device__ void " << P << "sample_boundary(Rng* st, double* p, double* n) {\n"
-      << "  double u[2];\n"
-      << "  draw_uniforms<2>(st, u);\n"
-      << "  int e = 0;\n"
-      << "  while (e < " << nv - 1 << " && u[0] > " << P << "kEdgeCdf[e]) ++e;\n"
-      << "  const int i0 = e, i1 = e + 1 == " << nv << " ? 0 : e + 1;\n"
-      << "  const double ex = " << P << "kVx[i1] - " << P << "kVx[i0], ey = " << P << "kVy[i1] - "
-      << P << "kVy[i0];\n"
-      << "  const double len = sqrt(ex * ex + ey * ey);\n"
-      << "  const double s = u[1];\n"
-      << "  p[0] = " << P << "kVx[i0] + s * ex; p[1] = " << P << "kVy[i0] + s * ey;\n"
-      << "  n[0] = ey / len; n[1] = -ex / len;\n"
-      << "}\n"
-      // Crossing number, or within the tolerance of an edge (the domain is closed).
-      << "__device__ bool " << P << "contains(const double* p) {\n"
-      << "  bool inside = false; double d2 = 1e300;\n"
-      << "  for (int i = 0, j = " << nv - 1 << "; i < " << nv << "; j = i++) {\n"
-      << "    const double ax = " << P << "kVx[j], ay = " << P << "kVy[j], bx = " << P
-      << "kVx[i], by = " << P << "kVy[i];\n"
-      << "    if ((ay > p[1]) != (by > p[1])) {\n"
-      << "      const double xc = ax + (p[1] - ay) * (bx - ax) / (by - ay);\n"
-      << "      if (p[0] < xc) inside = !inside;\n"
-      << "    }\n"
-      << "    const double ex = bx - ax, ey = by - ay, px = p[0] - ax, py = p[1] - ay;\n"
-      << "    const double t = fmin(1.0, fmax(0.0, (px * ex + py * ey) / (ex * ex + ey * ey)));\n"
-      << "    const double qx = px - t * ex, qy = py - t * ey;\n"
-      << "    d2 = fmin(d2, qx * qx + qy * qy);\n"
-      << "  }\n"
-      << "  return inside || sqrt(d2) <= " << literal(tol) << ";\n"
-      << "}\n";
+      << "__device__ const int " << name << "_corners[] = " << int_array(p.corners) << ";\n"
+      << "__device__ const double " << name << "_area[] = " << array_literal(p.area) << ";\n"
+      << "__device__ PolygonShape " << name << "() { return PolygonShape{" << shape.vertices
+      << ", " << name << "_xy, " << name << "_perimeter, " << shape.triangles << ", " << name
+      << "_corners, " << name << "_area, " << literal(p.tol) << "}; }\n";
   } else {
     throw std::runtime_error("the device sampler does not know domain type '" + g.type + "'");
   }
   return s.str();
 }
 
-// The primitives at the leaves of a composite, in the host's leaf order (problems/csg.cpp), and
-// the composite's membership as a C expression over in[leaf].
-void flatten(const DomainGeometry& g, std::vector<const DomainGeometry*>& leaves,
-             std::string& expression) {
-  if (!is_composite(g)) {
-    expression = "in[" + std::to_string(leaves.size()) + "]";
-    leaves.push_back(&g);
-    return;
-  }
-  std::string out = "(";
-  for (std::size_t i = 0; i < g.parts.size(); ++i) {
-    std::string part;
-    flatten(g.parts[i], leaves, part);
-    if (i == 0) {
-      out += part;
-    } else if (g.type == "union") {
-      out += " || " + part;
-    } else if (g.type == "intersection") {
-      out += " && " + part;
-    } else {
-      out += " && !" + part;
-    }
-  }
-  expression = out + ")";
-}
-
-double leaf_boundary_measure(const DomainGeometry& g) {
-  if (g.type == "rectangle" || g.type == "box") {
-    double total = 0;
-    for (int k = 0; k < g.dim; ++k) {
-      double m = 1;
-      for (int j = 0; j < g.dim; ++j)
-        if (j != k) m *= g.hi[j] - g.lo[j];
-      total += 2 * m;
-    }
-    return total;
-  }
-  const double pi = 3.14159265358979323846;
-  if (g.type == "disk") return 2 * pi * g.radius;
-  if (g.type == "ball") return 4 * pi * g.radius * g.radius;
-  double total = 0;
-  for (std::size_t i = 0; i < g.vertices.size(); ++i) {
-    const auto& a = g.vertices[i];
-    const auto& b = g.vertices[(i + 1) % g.vertices.size()];
-    total += std::hypot(b[0] - a[0], b[1] - a[1]);
-  }
-  return total;
-}
-
-// A composite drawn by rejection on the device, by the host's method (problems/csg.cpp):
+// A composite drawn by rejection on the device, by the host's method (problems/csg.cpp, with the
+// composite's program and boundary test from domain_shapes.hpp):
 //   interior: uniform in the bounding box until the primitives' membership, combined by the
-//     tree, says inside (boolean membership, so points on a hole's rim count as outside: a set of
-//     measure zero);
-//   boundary: a primitive by its whole boundary measure (CDF), a uniform point x on it with its
-//     normal m; probes x ∓ h·m (h = 10⁻⁹ of the box diagonal) with the proposing primitive in at
-//     the first and out at the second; kept when exactly one probe is inside the result, no
-//     earlier primitive's boundary crosses x, and x itself is in the closed result (the proposing
-//     primitive counted on the result's side); the normal is m, or −m when the outer probe is the
-//     inside one (a subtracted part).
+//     program, says inside (boolean membership, so points on a hole's rim count as outside: a set
+//     of measure zero);
+//   boundary: a primitive by its whole boundary measure, a uniform point on it, kept by
+//     csg_boundary_accept.
 // Failure mode: a point still unaccepted after 2²⁰ proposals is written as NaN (with a NaN
 // normal), so that the batch's residuals are NaN and training reports divergence rather than
 // train on a wrong point. The host refuses composites that accept less than 10⁻³ of proposals
 // (problems/csg.cpp), which bounds that chance by (1 − 10⁻³)^(2²⁰) < 10⁻⁴⁵⁰ per point; a
 // proposal costs a few dozen flops per primitive, so even 10³ of them per point stay cheap.
+const char* const kCompositeSampler = R"cuda(
+__device__ void set_nan(double* v) {
+  for (int k = 0; k < kDim; ++k) v[k] = __longlong_as_double(0x7ff8000000000000ll);
+}
+__device__ void sample_interior(Rng* st, double* p) {
+  const BoxShape box = bounding_box();
+  for (int t = 0; t < kMaxTries; ++t) {
+    double u[3];
+    draw_uniforms(st, u, kDim);
+    box_interior_point(box, u, p);
+    if (csg_evaluate<bool>(kProgram, kProgramLength, [&](int j) { return leaf_contains(j, p); }))
+      return;
+  }
+  set_nan(p);
+}
+__device__ void sample_boundary(Rng* st, double* p, double* n) {
+  for (int t = 0; t < kMaxTries; ++t) {
+    double u[1];
+    draw_uniforms(st, u, 1);
+    const int leaf = piece_of(kLeafCumulative, kLeaves, u[0] * kLeafCumulative[kLeaves]);
+    double m[3] = {0.0, 0.0, 0.0};
+    leaf_boundary(leaf, st, p, m);
+    if (csg_boundary_accept(kProgram, kProgramLength, kLeaves, leaf, kDim, kProbe, p, m,
+                            [](int j, const double* q) { return leaf_contains(j, q); }, n))
+      return;
+  }
+  set_nan(p);
+  set_nan(n);
+}
+)cuda";
+
 std::string composite_code(const DomainGeometry& g) {
   std::vector<const DomainGeometry*> leaves;
-  std::string expression;
-  flatten(g, leaves, expression);
-  const int d = g.dim;
+  const std::vector<int> program = csg_program(g, leaves);
   const std::size_t nl = leaves.size();
   std::ostringstream s;
-  std::vector<double> cdf;
-  double total = 0;
+  std::vector<double> cumulative{0.0};
   for (std::size_t i = 0; i < nl; ++i) {
-    s << primitive_code(*leaves[i], "leaf" + std::to_string(i) + "_");
-    total += leaf_boundary_measure(*leaves[i]);
-    cdf.push_back(total);
+    s << shape_code(*leaves[i], "leaf" + std::to_string(i));
+    cumulative.push_back(cumulative.back() + primitive_boundary_measure(*leaves[i]));
   }
-  for (double& c : cdf) c /= total;
-  cdf.back() = 1.0;
   double diag2 = 0;
-  for (int k = 0; k < d; ++k) diag2 += (g.hi[k] - g.lo[k]) * (g.hi[k] - g.lo[k]);
-  const double probe = 1e-9 * std::sqrt(diag2);
-  s << "__device__ const double kLo[" << d << "] = " << array_literal(g.lo) << ";\n"
-    << "__device__ const double kHi[" << d << "] = " << array_literal(g.hi) << ";\n"
-    << "__device__ const double kLeafCdf[" << nl << "] = " << array_literal(cdf) << ";\n"
-    << "__device__ bool csg_inside(const bool* in) { return " << expression << "; }\n"
-    << "__device__ void leaf_membership(const double* p, bool* in) {\n";
-  for (std::size_t i = 0; i < nl; ++i) s << "  in[" << i << "] = leaf" << i << "_contains(p);\n";
-  s << "}\n"
-    << "__device__ void set_nan(double* v) {\n"
-    << "  for (int k = 0; k < " << d
-    << "; ++k) v[k] = __longlong_as_double(0x7ff8000000000000ll);\n"
-    << "}\n"
-    << "__device__ void sample_interior(Rng* st, double* p) {\n"
-    << "  for (int t = 0; t < " << kCompositeMaxTries << "; ++t) {\n"
-    << "    double u[" << d << "];\n"
-    << "    draw_uniforms<" << d << ">(st, u);\n"
-    << "    for (int k = 0; k < " << d << "; ++k) p[k] = kLo[k] + (kHi[k] - kLo[k]) * u[k];\n"
-    << "    bool in[" << nl << "];\n"
-    << "    leaf_membership(p, in);\n"
-    << "    if (csg_inside(in)) return;\n"
-    << "  }\n"
-    << "  set_nan(p);\n"
-    << "}\n"
-    << "__device__ void sample_boundary(Rng* st, double* p, double* n) {\n"
-    << "  for (int t = 0; t < " << kCompositeMaxTries << "; ++t) {\n"
-    << "    double u[1];\n"
-    << "    draw_uniforms<1>(st, u);\n"
-    << "    int leaf = 0;\n"
-    << "    while (leaf < " << nl - 1 << " && u[0] > kLeafCdf[leaf]) ++leaf;\n"
-    << "    double m[3] = {0.0, 0.0, 0.0};\n"
-    << "    switch (leaf) {\n";
+  for (int k = 0; k < g.dim; ++k) diag2 += (g.hi[k] - g.lo[k]) * (g.hi[k] - g.lo[k]);
+  s << "__device__ bool leaf_contains(int j, const double* p) {\n  switch (j) {\n";
   for (std::size_t i = 0; i < nl; ++i)
-    s << "      case " << i << ": leaf" << i << "_sample_boundary(st, p, m); break;\n";
-  s << "    }\n"
-    << "    double a[3], b[3];\n"
-    << "    for (int k = 0; k < " << d << "; ++k) { a[k] = p[k] - " << literal(probe)
-    << " * m[k]; b[k] = p[k] + " << literal(probe) << " * m[k]; }\n"
-    << "    bool in_a[" << nl << "], in_b[" << nl << "];\n"
-    << "    leaf_membership(a, in_a);\n"
-    << "    leaf_membership(b, in_b);\n"
-    << "    in_a[leaf] = true; in_b[leaf] = false;\n"
-    << "    bool owned = true;\n"
-    << "    for (int j = 0; j < leaf; ++j) owned = owned && in_a[j] == in_b[j];\n"
-    << "    if (!owned) continue;\n"
-    << "    const bool inside_a = csg_inside(in_a), inside_b = csg_inside(in_b);\n"
-    << "    if (inside_a == inside_b) continue;\n"
-    << "    bool in_x[" << nl << "];\n"
-    << "    leaf_membership(p, in_x);\n"
-    << "    in_x[leaf] = inside_a;\n"
-    << "    if (!csg_inside(in_x)) continue;\n"
-    << "    const double sign = inside_a ? 1.0 : -1.0;\n"
-    << "    for (int k = 0; k < " << d << "; ++k) n[k] = sign * m[k];\n"
-    << "    return;\n"
-    << "  }\n"
-    << "  set_nan(p); set_nan(n);\n"
-    << "}\n";
+    s << "    case " << i << ": return shape_contains(leaf" << i << "(), p);\n";
+  s << "  }\n  return false;\n}\n"
+    << "__device__ void leaf_boundary(int j, Rng* st, double* p, double* n) {\n  switch (j) {\n";
+  for (std::size_t i = 0; i < nl; ++i)
+    s << "    case " << i << ": draw_boundary(leaf" << i << "(), st, p, n); return;\n";
+  s << "  }\n}\n"
+    << box_code(g.dim, g.lo.data(), g.hi.data(), "bounding_box")
+    << "__device__ const int kDim = " << g.dim << ";\n"
+    << "__device__ const int kLeaves = " << nl << ";\n"
+    << "__device__ const int kMaxTries = " << kCompositeMaxTries << ";\n"
+    << "__device__ const double kProbe = " << literal(1e-9 * std::sqrt(diag2)) << ";\n"
+    << "__device__ const double kLeafCumulative[] = " << array_literal(cumulative) << ";\n"
+    << "__device__ const int kProgramLength = " << program.size() << ";\n"
+    << "__device__ const int kProgram[] = " << int_array(program) << ";\n"
+    << kCompositeSampler;
   return s.str();
 }
 
@@ -406,8 +238,8 @@ std::string cloud_code(const DomainGeometry& g) {
     << ";\n"
     << "__device__ int pick(Rng* st, int count) {\n"
     << "  double u[1];\n"
-    << "  draw_uniforms<1>(st, u);  // (0, 1]\n"
-    << "  return min(count - 1, (int)(u[0] * count));\n"
+    << "  draw_uniforms(st, u, 1);\n"
+    << "  return int(pick_index(u[0], count));\n"
     << "}\n"
     << "__device__ void sample_interior(Rng* st, double* p) {\n"
     << "  const int i = pick(st, " << ni << ");\n"
@@ -424,15 +256,16 @@ std::string cloud_code(const DomainGeometry& g) {
 // Device functions sample_interior(st, p) and sample_boundary(st, p, n) for the domain, and the
 // stride kDrawStride of a point's Philox stream per batch (device_sampler.hpp).
 std::string domain_code(const DomainGeometry& g) {
-  if (is_composite(g)) {
-    return "__device__ const unsigned long long kDrawStride = " +
-           std::to_string(kCompositeStride) + "ull;\n" + composite_code(g);
-  }
-  const std::string stride =
-      "__device__ const unsigned long long kDrawStride = " + std::to_string(kPrimitiveStride) +
-      "ull;\n";
-  if (g.type == "points") return stride + cloud_code(g);
-  return stride + primitive_code(g, "");
+  const bool composite = g.type == "union" || g.type == "difference" || g.type == "intersection";
+  std::string s = "__device__ const unsigned long long kDrawStride = " +
+                  std::to_string(composite ? kCompositeStride : kPrimitiveStride) + "ull;\n";
+  if (composite) return s + composite_code(g);
+  if (g.type == "points") return s + cloud_code(g);
+  return s + shape_code(g, "domain_shape") +
+         "__device__ void sample_interior(Rng* st, double* p) {\n"
+         "  draw_interior(domain_shape(), st, p);\n}\n"
+         "__device__ void sample_boundary(Rng* st, double* p, double* n) {\n"
+         "  draw_boundary(domain_shape(), st, p, n);\n}\n";
 }
 
 // The coordinates a generated point function takes: x, y, z always (unused ones are 0), t as well
@@ -481,10 +314,6 @@ std::vector<std::string> include_options() {
   return out;
 }
 
-struct CompiledImage {
-  std::vector<char> cubin;
-};
-
 // Compiles `source` for `arch` (e.g. 90); cached per (source, arch).
 const std::vector<char>& compile(const std::string& source, int arch) {
   static std::mutex mutex;
@@ -499,7 +328,8 @@ const std::vector<char>& compile(const std::string& source, int arch) {
     if (r != NVRTC_SUCCESS)
       throw std::runtime_error(std::string("NVRTC: ") + what + ": " + nvrtcGetErrorString(r));
   };
-  check(nvrtcCreateProgram(&program, source.c_str(), "rbfpde_sampler.cu", 0, nullptr, nullptr),
+  check(nvrtcCreateProgram(&program, source.c_str(), "rbfpde_sampler.cu", kSamplerHeaderCount,
+                           kSamplerHeaderTexts, kSamplerHeaderNames),
         "nvrtcCreateProgram");
   std::vector<std::string> options = include_options();
   options.push_back("--gpu-architecture=sm_" + std::to_string(arch));
@@ -579,16 +409,8 @@ std::string sampler_source(const Problem& problem, const OperatorText& op, bool 
   const std::string args = point_arguments(d);
   std::ostringstream s;
   s << "// generated by rbfpde for one problem: collocation batches on the device\n"
-    << "#include <curand_kernel.h>\n"
     << "typedef " << (double_precision ? "double" : "float") << " T;\n"
-    << "typedef curandStatePhilox4_32_10_t Rng;\n"
-    << "template <int N> __device__ __forceinline__ void draw_uniforms(Rng* st, double* u) {\n"
-    << "  for (int k = 0; k < N; k += 2) {\n"
-    << "    const double2 v = curand_uniform2_double(st);  // (0, 1]\n"
-    << "    u[k] = v.x; if (k + 1 < N) u[k + 1] = v.y;\n"
-    << "  }\n"
-    << "}\n"
-    << "__device__ __forceinline__ bool holds(double v) { return v != 0.0 && !isnan(v); }\n";
+    << kSamplerPrelude;
   s << domain_code(g);
   s << point_function("f_value", op.f.empty() ? problem.f().text() : op.f, d);
   const auto& bcs = op.boundary;
