@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/device_buffer.hpp"
 #include "problems/domain_shapes.hpp"
 #include "problems/expression_codegen.hpp"
 
@@ -491,6 +493,7 @@ std::string sampler_source(const Problem& problem, const OperatorText& op, bool 
 }
 
 struct DeviceSampler::Impl {
+  DeviceBuffer<std::uint64_t> batch_index{1};
   int dim = 2;
   bool general = false;
   int space_dim = 2;
@@ -531,6 +534,24 @@ DeviceSampler::~DeviceSampler() {
     if (status != cudaSuccess)
       std::fprintf(stderr, "rbfpde: cudaLibraryUnload failed: %s\n", cudaGetErrorString(status));
   }
+}
+
+std::uint64_t* DeviceSampler::batch_index() { return impl_->batch_index.data(); }
+
+void DeviceSampler::set_batch_index(Stream stream, std::uint64_t index) {
+  CUDA_CHECK(cudaMemcpyAsync(impl_->batch_index.data(), &index, sizeof(std::uint64_t),
+                             cudaMemcpyHostToDevice, stream));
+}
+
+void DeviceSampler::check_rows(std::size_t n_int, std::size_t n_bnd) {
+  if (n_int + n_bnd > std::size_t(std::numeric_limits<int>::max() / 4))
+    throw std::invalid_argument("collocation batch too large for the CUDA backend");
+}
+
+DeviceSampler& sampler_for(const std::unique_ptr<DeviceSampler>& sampler, const char* caller) {
+  if (!sampler)
+    throw std::logic_error(std::string(caller) + " draws a batch, but set_problem was not called");
+  return *sampler;
 }
 
 int DeviceSampler::dim() const { return impl_->dim; }

@@ -13,6 +13,7 @@
 // for bit.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -78,6 +79,14 @@ class DeviceSampler {
   // needs `coefficients`, and every one of its five arrays is written in full.
   bool general() const;
   int space_dim() const;  // the coordinates of Δₛ (dim when the operator has no time)
+  // The batch number in device memory that a backend's launches read (`index` below), and the
+  // host's write of it, stream-ordered; from pageable memory, staged before the call returns, so
+  // the caller need not synchronise. A captured graph writes it instead from pinned memory.
+  std::uint64_t* batch_index();
+  void set_batch_index(Stream stream, std::uint64_t index);
+  // Throws std::invalid_argument when a batch of n_int + n_bnd rows is too large for the int
+  // indexing of the backends' kernels.
+  static void check_rows(std::size_t n_int, std::size_t n_bnd);
   // x: (n_int + n_bnd) × dim row-major, interior rows first; target: [f (n_int) | p (n_bnd)];
   // normals: n_bnd × dim (unused when n_bnd is 0). Scalars are float or double as constructed.
   // index: device pointer. A point depends only on (seed, index, interior or boundary, its
@@ -94,5 +103,8 @@ class DeviceSampler {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// *sampler, or std::logic_error naming `caller` when the backend's set_problem has not made one.
+DeviceSampler& sampler_for(const std::unique_ptr<DeviceSampler>& sampler, const char* caller);
 
 }  // namespace rbfpde::gpu
