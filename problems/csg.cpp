@@ -66,8 +66,7 @@ class Csg final : public Domain {
       } else {
         Leaf leaf;
         leaf.domain = part.get();
-        leaf.geometry = part->geometry();
-        leaf.boundary_measure = primitive_boundary_measure(leaf.geometry);
+        leaf.boundary_measure = primitive_boundary_measure(part->geometry());
         leaves_.push_back(leaf);
       }
     }
@@ -196,14 +195,13 @@ class Csg final : public Domain {
  private:
   struct Leaf {
     const Domain* domain = nullptr;
-    DomainGeometry geometry;
     double boundary_measure = 0;
   };
 
   // One proposal of the boundary sampler (see the top of the file); true when kept.
   bool propose_boundary(Rng& rng, double* x, double* normal) const {
-    const int leaf = piece_of(cumulative_.data(), int(leaves_.size()),
-                              uniform01(rng) * cumulative_.back());
+    const int leaf =
+        piece_of(cumulative_.data(), int(leaves_.size()), uniform01(rng) * cumulative_.back());
     double n[3];
     leaves_[leaf].domain->sample_boundary(rng, 1, x, n);
     return csg_boundary_accept(

@@ -8,9 +8,12 @@
 // Shapes are plain structs (no std:: types): arrays of at most 3 coordinates, or pointers and
 // counts for a polygon. The part below `#ifndef __CUDACC_RTC__` builds them on the host.
 //
-// Host and device differ in one respect: the radial root and the angle's cosine and sine are
-// std::pow and cos/sin of 2πu on the host, sqrt/cbrt and sincospi on the device (exact to the
-// last bit where the host's are not), so their draws agree to rounding, not bit for bit.
+// Host and device differ where a function says so: the radial root and the angle's cosine and
+// sine are std::pow and cos/sin of 2πu on the host, sqrt/cbrt and sincospi on the device (their
+// draws agree to rounding, not bit for bit); the host draws a polygon's interior by rejection from
+// its bounding box (polygon_contains), the device by triangle (polygon_interior_point); and the host
+// places a polygon's boundary point along its edge with the remainder of the edge's uniform, the
+// device with a second uniform (polygon_edge_point serves both).
 #pragma once
 
 #include "kernels/host_device.hpp"
@@ -226,12 +229,12 @@ RBFPDE_HD double ball_distance(const BallShape& s, const double* x) {
 
 struct PolygonShape {
   int vertices;
-  const double* xy;           // x0, y0, x1, y1, …
-  const double* perimeter;    // vertices + 1 entries: the boundary's length up to vertex i
-  int triangles;              // a triangulation, each counter-clockwise
-  const int* corners;         // 3 vertex indices per triangle
-  const double* area;         // triangles + 1 entries: the area up to triangle i
-  double tol;                 // the inside test's slack
+  const double* xy;         // x0, y0, x1, y1, …
+  const double* perimeter;  // vertices + 1 entries: the boundary's length up to vertex i
+  int triangles;            // a triangulation, each counter-clockwise
+  const int* corners;       // 3 vertex indices per triangle
+  const double* area;       // triangles + 1 entries: the area up to triangle i
+  double tol;               // the inside test's slack
 };
 
 RBFPDE_HD double segment_distance(const double* x, const double* a, const double* b) {
@@ -355,8 +358,9 @@ RBFPDE_HD bool csg_combine(int op, bool r, bool t) {
 }
 // Signed distance (negative inside): min, max, max with the negated subtrahend.
 RBFPDE_HD double csg_combine(int op, double r, double t) {
-  return op == kCsgUnion ? (t < r ? t : r) : op == kCsgIntersection ? (r < t ? t : r)
-                                                                     : (r < -t ? -t : r);
+  return op == kCsgUnion          ? (t < r ? t : r)
+         : op == kCsgIntersection ? (r < t ? t : r)
+                                  : (r < -t ? -t : r);
 }
 
 // The composite's value given each leaf's, leaf(j) (bool: membership; double: signed distance).
@@ -442,15 +446,15 @@ struct PolygonArrays {
       const auto& a = vertices[t[0]];
       const auto& b = vertices[t[1]];
       const auto& c = vertices[t[2]];
-      area.push_back(area.back() + 0.5 * std::abs((b[0] - a[0]) * (c[1] - a[1]) -
-                                                  (b[1] - a[1]) * (c[0] - a[0])));
+      area.push_back(area.back() +
+                     0.5 * std::abs((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])));
       corners.insert(corners.end(), t.begin(), t.end());
     }
   }
 
   PolygonShape shape() const {
-    return PolygonShape{int(xy.size() / 2), xy.data(), perimeter.data(), int(area.size()) - 1,
-                        corners.data(), area.data(), tol};
+    const int vertices = int(xy.size() / 2), count = int(area.size()) - 1;
+    return {vertices, xy.data(), perimeter.data(), count, corners.data(), area.data(), tol};
   }
 };
 
