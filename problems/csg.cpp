@@ -200,13 +200,14 @@ class Csg final : public Domain {
 
   // One proposal of the boundary sampler (see the top of the file); true when kept.
   bool propose_boundary(Rng& rng, double* x, double* normal) const {
-    const int leaf =
-        piece_of(cumulative_.data(), int(leaves_.size()), uniform01(rng) * cumulative_.back());
-    double n[3];
-    leaves_[leaf].domain->sample_boundary(rng, 1, x, n);
-    return csg_boundary_accept(
-        program_.data(), int(program_.size()), int(leaves_.size()), leaf, dim_, probe_, x, n,
-        [&](int j, const double* p) { return leaves_[j].domain->contains(p); }, normal);
+    const int leaves = int(leaves_.size()), length = int(program_.size());
+    const CsgShape shape{program_.data(), length, leaves, cumulative_.data(), dim_, probe_};
+    return csg_propose_boundary(
+        shape, uniform01(rng),
+        [&](int leaf, double* p, double* m) {
+          leaves_[leaf].domain->sample_boundary(rng, 1, p, m);
+        },
+        [&](int j, const double* p) { return leaves_[j].domain->contains(p); }, x, normal);
   }
 
   [[noreturn]] void fail_rejection(const char* what) const {

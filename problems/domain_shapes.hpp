@@ -11,9 +11,9 @@
 // Host and device differ where a function says so: the radial root and the angle's cosine and
 // sine are std::pow and cos/sin of 2πu on the host, sqrt/cbrt and sincospi on the device (their
 // draws agree to rounding, not bit for bit); the host draws a polygon's interior by rejection from
-// its bounding box (polygon_contains), the device by triangle (polygon_interior_point); and the host
-// places a polygon's boundary point along its edge with the remainder of the edge's uniform, the
-// device with a second uniform (polygon_edge_point serves both).
+// its bounding box (polygon_contains), the device by triangle (polygon_interior_point); and the
+// host places a polygon's boundary point along its edge with the remainder of the edge's uniform,
+// the device with a second uniform (polygon_edge_point serves both).
 #pragma once
 
 #include "kernels/host_device.hpp"
@@ -379,6 +379,17 @@ RBFPDE_HD T csg_evaluate(const int* program, int length, const Leaf& leaf) {
   return stack[0];
 }
 
+// A composite's data for its samplers: the program over its leaves, the leaves' whole boundary
+// measures summed (leaves + 1 entries, from 0), and the probe distance h of boundary proposals.
+struct CsgShape {
+  const int* program;
+  int length;
+  int leaves;
+  const double* cumulative;
+  int dim;
+  double h;
+};
+
 // One boundary proposal of a composite: x on leaf `leaf`'s boundary with that primitive's outward
 // normal m. The result is probed at x − h·m and x + h·m, with the proposing leaf taken as inside at
 // the first and outside at the second; x is kept when exactly one probe is inside, no earlier
@@ -386,13 +397,12 @@ RBFPDE_HD T csg_evaluate(const int* program, int length, const Leaf& leaf) {
 // in the closed result with the proposing leaf on the result's side. Writes the result's outward
 // normal (m, or −m when the outer probe is the inside one). contains(j, p): leaf j's inside test.
 template <class Contains>
-RBFPDE_HD bool csg_boundary_accept(const int* program, int length, int leaves, int leaf, int dim,
-                                   double h, const double* x, const double* m,
+RBFPDE_HD bool csg_boundary_accept(const CsgShape& c, int leaf, const double* x, const double* m,
                                    const Contains& contains, double* normal) {
   double minus[3], plus[3];
-  for (int k = 0; k < dim; ++k) minus[k] = x[k] - h * m[k], plus[k] = x[k] + h * m[k];
+  for (int k = 0; k < c.dim; ++k) minus[k] = x[k] - c.h * m[k], plus[k] = x[k] + c.h * m[k];
   bool in_minus[kMaxCsgLeaves], in_plus[kMaxCsgLeaves];
-  for (int j = 0; j < leaves; ++j) {
+  for (int j = 0; j < c.leaves; ++j) {
     if (j == leaf) {
       in_minus[j] = true, in_plus[j] = false;
       continue;
@@ -401,17 +411,29 @@ RBFPDE_HD bool csg_boundary_accept(const int* program, int length, int leaves, i
     in_plus[j] = contains(j, plus);
     if (j < leaf && in_minus[j] != in_plus[j]) return false;
   }
-  const bool inside_minus = csg_evaluate<bool>(program, length, [&](int j) { return in_minus[j]; });
-  const bool inside_plus = csg_evaluate<bool>(program, length, [&](int j) { return in_plus[j]; });
+  auto evaluate = [&](const auto& leaf_value) {
+    return csg_evaluate<bool>(c.program, c.length, leaf_value);
+  };
+  const bool inside_minus = evaluate([&](int j) { return in_minus[j]; });
+  const bool inside_plus = evaluate([&](int j) { return in_plus[j]; });
   if (inside_minus == inside_plus) return false;
   // The probes alone would keep points within h of another leaf's boundary near where the two
   // touch (tangent circles, a disk touching an edge).
-  const bool at_x = csg_evaluate<bool>(
-      program, length, [&](int j) { return j == leaf ? inside_minus : contains(j, x); });
-  if (!at_x) return false;
+  if (!evaluate([&](int j) { return j == leaf ? inside_minus : contains(j, x); })) return false;
   const double sign = inside_minus ? 1.0 : -1.0;
-  for (int k = 0; k < dim; ++k) normal[k] = sign * m[k];
+  for (int k = 0; k < c.dim; ++k) normal[k] = sign * m[k];
   return true;
+}
+
+// A boundary proposal from uniform u: a leaf by its whole boundary measure, a point x on it from
+// leaf_boundary(leaf, x, m) (m: the leaf's outward normal), judged by csg_boundary_accept.
+template <class Boundary, class Contains>
+RBFPDE_HD bool csg_propose_boundary(const CsgShape& c, double u, const Boundary& leaf_boundary,
+                                    const Contains& contains, double* x, double* normal) {
+  const int leaf = piece_of(c.cumulative, c.leaves, u * c.cumulative[c.leaves]);
+  double m[3] = {0.0, 0.0, 0.0};
+  leaf_boundary(leaf, x, m);
+  return csg_boundary_accept(c, leaf, x, m, contains, normal);
 }
 
 }  // namespace rbfpde

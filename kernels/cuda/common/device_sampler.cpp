@@ -175,14 +175,13 @@ __device__ void sample_interior(Rng* st, double* p) {
   set_nan(p);
 }
 __device__ void sample_boundary(Rng* st, double* p, double* n) {
+  const CsgShape shape{kProgram, kProgramLength, kLeaves, kLeafCumulative, kDim, kProbe};
   for (int t = 0; t < kMaxTries; ++t) {
     double u[1];
     draw_uniforms(st, u, 1);
-    const int leaf = piece_of(kLeafCumulative, kLeaves, u[0] * kLeafCumulative[kLeaves]);
-    double m[3] = {0.0, 0.0, 0.0};
-    leaf_boundary(leaf, st, p, m);
-    if (csg_boundary_accept(kProgram, kProgramLength, kLeaves, leaf, kDim, kProbe, p, m,
-                            [](int j, const double* q) { return leaf_contains(j, q); }, n))
+    if (csg_propose_boundary(
+            shape, u[0], [&](int leaf, double* x, double* m) { leaf_boundary(leaf, st, x, m); },
+            [](int j, const double* x) { return leaf_contains(j, x); }, p, n))
       return;
   }
   set_nan(p);
