@@ -6,94 +6,65 @@
 #include <string>
 
 #include "problems/domain.hpp"
+#include "problems/domain_shapes.hpp"
 
 namespace rbfpde {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
 class Ball final : public Domain {
  public:
   Ball(const std::vector<double>& centre, double radius)
-      : dim_(static_cast<int>(centre.size())), radius_(radius), tol_(1e-12 * radius) {
-    for (int k = 0; k < dim_; ++k) centre_[k] = centre[k];
-  }
+      : shape_(make_ball_shape(static_cast<int>(centre.size()), centre.data(), radius)) {}
 
-  int dim() const override { return dim_; }
-  std::string type() const override { return dim_ == 2 ? "disk" : "ball"; }
+  int dim() const override { return shape_.dim; }
+  std::string type() const override { return dim() == 2 ? "disk" : "ball"; }
 
-  bool contains(const double* x) const override { return distance_to_centre(x) <= radius_ + tol_; }
+  bool contains(const double* x) const override { return ball_contains(shape_, x); }
 
-  double distance_to_boundary(const double* x) const override {
-    return std::abs(radius_ - distance_to_centre(x));
-  }
+  double distance_to_boundary(const double* x) const override { return ball_distance(shape_, x); }
 
+  // The radius's uniform, then the direction's dim − 1 (ball_interior_point).
   void sample_interior(Rng& rng, std::size_t n, double* points) const override {
     double u[3];
     for (std::size_t i = 0; i < n; ++i) {
-      // The mass within radius ρ grows as ρ^d, so ρ = r·U^(1/d) is uniform in the volume.
-      const double rho = radius_ * std::pow(uniform01(rng), 1.0 / dim_);
-      sample_direction(rng, u);
-      for (int k = 0; k < dim_; ++k) points[i * dim_ + k] = centre_[k] + rho * u[k];
+      for (int k = 0; k < dim(); ++k) u[k] = uniform01(rng);
+      ball_interior_point(shape_, u, points + i * dim());
     }
   }
 
   void sample_boundary(Rng& rng, std::size_t n, double* points, double* normals) const override {
-    double u[3];
+    double u[2];
     for (std::size_t i = 0; i < n; ++i) {
-      sample_direction(rng, u);
-      for (int k = 0; k < dim_; ++k) {
-        points[i * dim_ + k] = centre_[k] + radius_ * u[k];
-        normals[i * dim_ + k] = u[k];
-      }
+      for (int k = 0; k < dim() - 1; ++k) u[k] = uniform01(rng);
+      ball_boundary_point(shape_, u, points + i * dim(), normals + i * dim());
     }
   }
 
   void bounding_box(double* lo, double* hi) const override {
-    for (int k = 0; k < dim_; ++k) lo[k] = centre_[k] - radius_, hi[k] = centre_[k] + radius_;
+    for (int k = 0; k < dim(); ++k)
+      lo[k] = shape_.centre[k] - shape_.radius, hi[k] = shape_.centre[k] + shape_.radius;
   }
 
   double measure() const override {
-    return dim_ == 2 ? kPi * radius_ * radius_ : 4.0 / 3.0 * kPi * radius_ * radius_ * radius_;
+    const double r = shape_.radius;
+    return dim() == 2 ? kShapePi * r * r : 4.0 / 3.0 * kShapePi * r * r * r;
   }
 
   DomainGeometry geometry() const override {
     DomainGeometry g;
     g.type = type();
-    g.dim = dim_;
-    g.lo.resize(dim_);
-    g.hi.resize(dim_);
+    g.dim = dim();
+    g.lo.resize(dim());
+    g.hi.resize(dim());
     bounding_box(g.lo.data(), g.hi.data());
-    g.centre.assign(centre_, centre_ + dim_);
-    g.radius = radius_;
+    g.centre.assign(shape_.centre, shape_.centre + dim());
+    g.radius = shape_.radius;
     return g;
   }
 
  private:
-  double distance_to_centre(const double* x) const {
-    double s = 0;
-    for (int k = 0; k < dim_; ++k) s += (x[k] - centre_[k]) * (x[k] - centre_[k]);
-    return std::sqrt(s);
-  }
-
-  // A unit vector uniform on the circle or sphere. In 3D, z uniform in [−1, 1] with a uniform
-  // azimuth is uniform on the sphere (Archimedes' hat-box theorem): two draws, no rejection.
-  void sample_direction(Rng& rng, double* u) const {
-    const double phi = 2 * kPi * uniform01(rng);
-    if (dim_ == 2) {
-      u[0] = std::cos(phi), u[1] = std::sin(phi);
-      return;
-    }
-    const double z = uniform(rng, -1.0, 1.0);
-    const double s = std::sqrt(std::max(0.0, 1 - z * z));
-    u[0] = s * std::cos(phi), u[1] = s * std::sin(phi), u[2] = z;
-  }
-
-  int dim_;
-  double centre_[3] = {0, 0, 0};
-  double radius_;
-  double tol_;
+  BallShape shape_;
 };
 
 }  // namespace

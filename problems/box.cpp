@@ -6,6 +6,7 @@
 #include <string>
 
 #include "problems/domain.hpp"
+#include "problems/domain_shapes.hpp"
 
 namespace rbfpde {
 
@@ -22,104 +23,56 @@ std::string fmt(double v) {
 class Box final : public Domain {
  public:
   Box(const std::vector<double>& lo, const std::vector<double>& hi)
-      : dim_(static_cast<int>(lo.size())) {
-    double largest = 0;
-    for (int k = 0; k < dim_; ++k) {
-      lo_[k] = lo[k];
-      hi_[k] = hi[k];
-      largest = std::max(largest, hi[k] - lo[k]);
-    }
-    // Points on a face computed by another route (e.g. a grid) may miss it by rounding.
-    tol_ = 1e-12 * largest;
-    // Face pair k is perpendicular to axis k; its measure is the product of the other extents.
-    total_ = 0;
-    for (int k = 0; k < dim_; ++k) {
-      double m = 1;
-      for (int j = 0; j < dim_; ++j)
-        if (j != k) m *= hi_[j] - lo_[j];
-      face_[k] = m;
-      total_ += 2 * m;
-    }
-  }
+      : shape_(make_box_shape(static_cast<int>(lo.size()), lo.data(), hi.data())) {}
 
-  int dim() const override { return dim_; }
-  std::string type() const override { return dim_ == 2 ? "rectangle" : "box"; }
+  int dim() const override { return shape_.dim; }
+  std::string type() const override { return dim() == 2 ? "rectangle" : "box"; }
 
-  bool contains(const double* x) const override {
-    for (int k = 0; k < dim_; ++k)
-      if (x[k] < lo_[k] - tol_ || x[k] > hi_[k] + tol_) return false;
-    return true;
-  }
+  bool contains(const double* x) const override { return box_contains(shape_, x); }
 
-  double distance_to_boundary(const double* x) const override {
-    double outside2 = 0;
-    double inside = INFINITY;
-    for (int k = 0; k < dim_; ++k) {
-      const double below = lo_[k] - x[k], above = x[k] - hi_[k];
-      const double out = std::max({below, above, 0.0});
-      outside2 += out * out;
-      inside = std::min(inside, std::min(-below, -above));
-    }
-    return outside2 > 0 ? std::sqrt(outside2) : inside;
-  }
+  double distance_to_boundary(const double* x) const override { return box_distance(shape_, x); }
 
   void sample_interior(Rng& rng, std::size_t n, double* points) const override {
-    for (std::size_t i = 0; i < n; ++i)
-      for (int k = 0; k < dim_; ++k) points[i * dim_ + k] = uniform(rng, lo_[k], hi_[k]);
+    double u[3];
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int k = 0; k < dim(); ++k) u[k] = uniform01(rng);
+      box_interior_point(shape_, u, points + i * dim());
+    }
   }
 
+  // A face by measure, then one uniform per axis along it (dim − 1 of them, in axis order).
   void sample_boundary(Rng& rng, std::size_t n, double* points, double* normals) const override {
+    double u[3];
     for (std::size_t i = 0; i < n; ++i) {
-      double* x = points + i * dim_;
-      double* nrm = normals + i * dim_;
-      // Choose one of the 2·dim faces with probability proportional to its measure.
-      double t = uniform01(rng) * total_;
-      int axis = dim_ - 1;
-      bool upper = true;
-      for (int k = 0; k < dim_; ++k) {
-        if (t < face_[k]) {
-          axis = k, upper = false;
-          break;
-        }
-        t -= face_[k];
-        if (t < face_[k]) {
-          axis = k, upper = true;
-          break;
-        }
-        t -= face_[k];
-      }
-      for (int k = 0; k < dim_; ++k) {
-        x[k] = k == axis ? (upper ? hi_[k] : lo_[k]) : uniform(rng, lo_[k], hi_[k]);
-        nrm[k] = k == axis ? (upper ? 1.0 : -1.0) : 0.0;
-      }
+      int axis;
+      bool upper;
+      box_face(shape_, uniform01(rng) * shape_.total, &axis, &upper);
+      for (int k = 0; k < dim(); ++k) u[k] = k == axis ? 0.0 : uniform01(rng);
+      box_face_point(shape_, axis, upper, u, points + i * dim(), normals + i * dim());
     }
   }
 
   void bounding_box(double* lo, double* hi) const override {
-    for (int k = 0; k < dim_; ++k) lo[k] = lo_[k], hi[k] = hi_[k];
+    for (int k = 0; k < dim(); ++k) lo[k] = shape_.lo[k], hi[k] = shape_.hi[k];
   }
 
   double measure() const override {
     double m = 1;
-    for (int k = 0; k < dim_; ++k) m *= hi_[k] - lo_[k];
+    for (int k = 0; k < dim(); ++k) m *= shape_.hi[k] - shape_.lo[k];
     return m;
   }
 
   DomainGeometry geometry() const override {
     DomainGeometry g;
     g.type = type();
-    g.dim = dim_;
-    g.lo.assign(lo_, lo_ + dim_);
-    g.hi.assign(hi_, hi_ + dim_);
+    g.dim = dim();
+    g.lo.assign(shape_.lo, shape_.lo + dim());
+    g.hi.assign(shape_.hi, shape_.hi + dim());
     return g;
   }
 
  private:
-  int dim_;
-  double lo_[3] = {0, 0, 0}, hi_[3] = {0, 0, 0};
-  double face_[3] = {0, 0, 0};
-  double total_ = 0;
-  double tol_ = 0;
+  BoxShape shape_;
 };
 
 }  // namespace

@@ -23,12 +23,11 @@
 #include <string>
 
 #include "problems/domain.hpp"
+#include "problems/domain_shapes.hpp"
 
 namespace rbfpde {
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // Monte-Carlo estimates of composite measures: fixed seeds, so a config is judged the same way
 // every time.
@@ -41,39 +40,13 @@ constexpr double kMinAcceptance = 1e-3;
 // A proposal loop that fails this often for one point means a broken domain, not bad luck: with
 // an acceptance of at least 10⁻³ the chance is below e^(−1000).
 constexpr long kMaxTries = 1'000'000;
-// Primitives in one composite (the boundary sampler keeps two flags per primitive on the stack).
-constexpr std::size_t kMaxLeaves = 64;
+// Primitives in one composite (the boundary sampler keeps flags per primitive on the stack).
+constexpr std::size_t kMaxLeaves = kMaxCsgLeaves;
 
 enum class Op { Union, Difference, Intersection };
 
 const char* op_name(Op op) {
   return op == Op::Union ? "union" : op == Op::Difference ? "difference" : "intersection";
-}
-
-// Length (2D) or area (3D) of a primitive's whole boundary.
-double boundary_measure(const DomainGeometry& g) {
-  if (g.type == "rectangle" || g.type == "box") {
-    double total = 0;
-    for (int k = 0; k < g.dim; ++k) {
-      double m = 1;
-      for (int j = 0; j < g.dim; ++j)
-        if (j != k) m *= g.hi[j] - g.lo[j];
-      total += 2 * m;
-    }
-    return total;
-  }
-  if (g.type == "disk") return 2 * kPi * g.radius;
-  if (g.type == "ball") return 4 * kPi * g.radius * g.radius;
-  if (g.type == "polygon") {
-    double total = 0;
-    for (std::size_t i = 0; i < g.vertices.size(); ++i) {
-      const auto& a = g.vertices[i];
-      const auto& b = g.vertices[(i + 1) % g.vertices.size()];
-      total += std::hypot(b[0] - a[0], b[1] - a[1]);
-    }
-    return total;
-  }
-  throw std::invalid_argument("a " + g.type + " cannot be a part of a composite domain");
 }
 
 double box_volume(const double* lo, const double* hi, int dim) {
@@ -88,17 +61,18 @@ class Csg final : public Domain {
     dim_ = parts_.front()->dim();
     for (const auto& part : parts_) {
       const Csg* nested = dynamic_cast<const Csg*>(part.get());
-      begin_.push_back(leaves_.size());
       if (nested) {
         leaves_.insert(leaves_.end(), nested->leaves_.begin(), nested->leaves_.end());
       } else {
         Leaf leaf;
         leaf.domain = part.get();
-        leaf.geometry = part->geometry();
-        leaf.boundary_measure = boundary_measure(leaf.geometry);
+        leaf.boundary_measure = primitive_boundary_measure(part->geometry());
         leaves_.push_back(leaf);
       }
     }
+    const DomainGeometry tree = geometry();
+    std::vector<const DomainGeometry*> leaf_geometry;
+    program_ = csg_program(tree, leaf_geometry);
     // Bounding box: of all parts (union), their overlap (intersection), the first (difference).
     double lo[3], hi[3];
     parts_[0]->bounding_box(lo_, hi_);
@@ -211,79 +185,29 @@ class Csg final : public Domain {
 
   // Negative inside, positive outside, zero on the boundary (see domain.hpp for its accuracy).
   double signed_distance(const double* x) const {
-    double s = part_signed_distance(0, x);
-    for (std::size_t i = 1; i < parts_.size(); ++i) {
-      const double t = part_signed_distance(i, x);
-      s = op_ == Op::Union          ? std::min(s, t)
-          : op_ == Op::Intersection ? std::max(s, t)
-                                    : std::max(s, -t);
-    }
-    return s;
-  }
-
-  // The result's membership given each leaf's (leaf order, as leaves_).
-  bool evaluate(const bool* in_leaf) const {
-    bool r = part_inside(0, in_leaf);
-    for (std::size_t i = 1; i < parts_.size(); ++i) {
-      const bool t = part_inside(i, in_leaf);
-      r = op_ == Op::Union ? (r || t) : op_ == Op::Intersection ? (r && t) : (r && !t);
-    }
-    return r;
+    return csg_evaluate<double>(program_.data(), int(program_.size()), [&](int j) {
+      const Domain& leaf = *leaves_[j].domain;
+      const double d = leaf.distance_to_boundary(x);
+      return leaf.contains(x) ? -d : d;
+    });
   }
 
  private:
   struct Leaf {
     const Domain* domain = nullptr;
-    DomainGeometry geometry;
     double boundary_measure = 0;
   };
 
-  double part_signed_distance(std::size_t i, const double* x) const {
-    const Domain& part = *parts_[i];
-    if (const Csg* nested = dynamic_cast<const Csg*>(&part)) return nested->signed_distance(x);
-    const double d = part.distance_to_boundary(x);
-    return part.contains(x) ? -d : d;
-  }
-
-  bool part_inside(std::size_t i, const bool* in_leaf) const {
-    if (const Csg* nested = dynamic_cast<const Csg*>(parts_[i].get()))
-      return nested->evaluate(in_leaf + begin_[i]);
-    return in_leaf[begin_[i]];
-  }
-
   // One proposal of the boundary sampler (see the top of the file); true when kept.
   bool propose_boundary(Rng& rng, double* x, double* normal) const {
-    const double t = uniform01(rng) * cumulative_.back();
-    std::size_t leaf =
-        std::upper_bound(cumulative_.begin(), cumulative_.end(), t) - cumulative_.begin() - 1;
-    leaf = std::min(leaf, leaves_.size() - 1);
-    double n[3];
-    leaves_[leaf].domain->sample_boundary(rng, 1, x, n);
-    double minus[3], plus[3];
-    for (int k = 0; k < dim_; ++k) minus[k] = x[k] - probe_ * n[k], plus[k] = x[k] + probe_ * n[k];
-    bool in_minus[kMaxLeaves], in_plus[kMaxLeaves];
-    for (std::size_t j = 0; j < leaves_.size(); ++j) {
-      if (j == leaf) {
-        in_minus[j] = true, in_plus[j] = false;
-        continue;
-      }
-      in_minus[j] = leaves_[j].domain->contains(minus);
-      in_plus[j] = leaves_[j].domain->contains(plus);
-      // An earlier primitive's boundary passes through x too: the piece is that primitive's.
-      if (j < leaf && in_minus[j] != in_plus[j]) return false;
-    }
-    const bool inside_minus = evaluate(in_minus), inside_plus = evaluate(in_plus);
-    if (inside_minus == inside_plus) return false;
-    // x itself must lie in the closed result, with the proposing primitive on the result's side:
-    // the probes alone would keep points within h of another primitive's boundary near where the
-    // two touch (tangent circles, a disk touching an edge).
-    bool at_x[kMaxLeaves];
-    for (std::size_t j = 0; j < leaves_.size(); ++j)
-      at_x[j] = j == leaf ? inside_minus : leaves_[j].domain->contains(x);
-    if (!evaluate(at_x)) return false;
-    const double sign = inside_minus ? 1.0 : -1.0;
-    for (int k = 0; k < dim_; ++k) normal[k] = sign * n[k];
-    return true;
+    const int leaves = int(leaves_.size()), length = int(program_.size());
+    const CsgShape shape{program_.data(), length, leaves, cumulative_.data(), dim_, probe_};
+    return csg_propose_boundary(
+        shape, uniform01(rng),
+        [&](int leaf, double* p, double* m) {
+          leaves_[leaf].domain->sample_boundary(rng, 1, p, m);
+        },
+        [&](int j, const double* p) { return leaves_[j].domain->contains(p); }, x, normal);
   }
 
   [[noreturn]] void fail_rejection(const char* what) const {
@@ -297,8 +221,8 @@ class Csg final : public Domain {
 
   Op op_;
   std::vector<std::unique_ptr<Domain>> parts_;
-  std::vector<std::size_t> begin_;  // first leaf of each part
   std::vector<Leaf> leaves_;
+  std::vector<int> program_;  // membership and signed distance over leaves_ (domain_shapes.hpp)
   std::vector<double> cumulative_;  // leaves' boundary measure up to leaf i
   int dim_ = 2;
   double lo_[3] = {0, 0, 0}, hi_[3] = {0, 0, 0};
@@ -306,6 +230,26 @@ class Csg final : public Domain {
   double measure_ = 0;
   double boundary_fraction_ = 0;
 };
+
+bool is_composite(const DomainGeometry& g) {
+  return g.type == "union" || g.type == "difference" || g.type == "intersection";
+}
+
+void append_program(const DomainGeometry& g, std::vector<int>& program,
+                    std::vector<const DomainGeometry*>& leaves) {
+  if (!is_composite(g)) {
+    program.push_back(int(leaves.size()));
+    leaves.push_back(&g);
+    return;
+  }
+  const int op = g.type == "union"          ? kCsgUnion
+                 : g.type == "intersection" ? kCsgIntersection
+                                            : kCsgDifference;
+  for (std::size_t i = 0; i < g.parts.size(); ++i) {
+    append_program(g.parts[i], program, leaves);
+    if (i > 0) program.push_back(op);
+  }
+}
 
 bool is_box(const DomainGeometry& g) { return g.type == "rectangle" || g.type == "box"; }
 bool is_ball(const DomainGeometry& g) { return g.type == "disk" || g.type == "ball"; }
@@ -403,6 +347,21 @@ std::optional<double> Csg::exact_measure() const {
 }
 
 }  // namespace
+
+std::vector<int> csg_program(const DomainGeometry& g, std::vector<const DomainGeometry*>& leaves) {
+  std::vector<int> program;
+  append_program(g, program, leaves);
+  return program;
+}
+
+double primitive_boundary_measure(const DomainGeometry& g) {
+  if (g.type == "rectangle" || g.type == "box")
+    return boundary_measure(make_box_shape(g.dim, g.lo.data(), g.hi.data()));
+  if (g.type == "disk" || g.type == "ball")
+    return boundary_measure(make_ball_shape(g.dim, g.centre.data(), g.radius));
+  if (g.type == "polygon") return boundary_measure(PolygonArrays(g.vertices, g.triangles).shape());
+  throw std::invalid_argument("a " + g.type + " cannot be a part of a composite domain");
+}
 
 std::unique_ptr<Domain> make_csg(const std::string& op,
                                  std::vector<std::unique_ptr<Domain>> parts) {

@@ -87,6 +87,14 @@ std::unique_ptr<Domain> make_polygon(const std::vector<std::array<double, 2>>& v
 //     whole boundary measure, a uniform point on it, kept when it bounds the result (see csg.cpp).
 std::unique_ptr<Domain> make_csg(const std::string& op, std::vector<std::unique_ptr<Domain>> parts);
 
+// A composite's (or a primitive's) membership as a program over its primitives
+// (problems/domain_shapes.hpp, csg_evaluate); `leaves` receives the primitives in the program's
+// order, pointers into g.
+std::vector<int> csg_program(const DomainGeometry& g, std::vector<const DomainGeometry*>& leaves);
+// The length (2D) or area (3D) of a primitive's whole boundary: rectangle, box, disk, ball or
+// polygon (throws std::invalid_argument for the others).
+double primitive_boundary_measure(const DomainGeometry& g);
+
 // A domain given as points (problems/point_cloud.cpp).
 struct PointCloudData {
   int dim = 2;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "problems/domain.hpp"
+#include "problems/domain_shapes.hpp"
 
 namespace rbfpde {
 
@@ -172,8 +173,7 @@ class PointCloud final : public Domain {
             double* normals) const {
     const std::size_t count = end - begin;
     for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t j =
-          begin + std::min(count - 1, static_cast<std::size_t>(uniform01(rng) * double(count)));
+      const std::size_t j = begin + std::size_t(pick_index(uniform01(rng), (long long)count));
       std::copy_n(data_.points.data() + j * dim_, dim_, points + i * dim_);
       if (normals) {
         std::copy_n(data_.normals.data() + (j - data_.boundary_begin) * dim_, dim_,

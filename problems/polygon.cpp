@@ -7,6 +7,7 @@
 #include <string>
 
 #include "problems/domain.hpp"
+#include "problems/domain_shapes.hpp"
 
 namespace rbfpde {
 
@@ -32,13 +33,6 @@ bool segments_meet(const Vec2& a, const Vec2& b, const Vec2& c, const Vec2& d) {
     return true;
   return (d1 == 0 && within(c, d, a)) || (d2 == 0 && within(c, d, b)) ||
          (d3 == 0 && within(a, b, c)) || (d4 == 0 && within(a, b, d));
-}
-
-double distance_to_segment(const double* x, const Vec2& a, const Vec2& b) {
-  const double ex = b[0] - a[0], ey = b[1] - a[1];
-  const double px = x[0] - a[0], py = x[1] - a[1];
-  const double t = std::clamp((px * ex + py * ey) / (ex * ex + ey * ey), 0.0, 1.0);
-  return std::hypot(px - t * ex, py - t * ey);
 }
 
 std::string point_str(const Vec2& v) {
@@ -109,47 +103,22 @@ std::vector<std::array<int, 3>> triangulate(const std::vector<Vec2>& v) {
 
 class Polygon final : public Domain {
  public:
-  explicit Polygon(std::vector<Vec2> vertices) : v_(std::move(vertices)) {
-    if (signed_area(v_) < 0) std::reverse(v_.begin(), v_.end());
+  explicit Polygon(std::vector<Vec2> vertices)
+      : v_(counter_clockwise(std::move(vertices))), arrays_(v_, triangulate(v_)) {
     area_ = signed_area(v_);
     lo_ = hi_ = v_[0];
     for (const Vec2& p : v_) {
       for (int k = 0; k < 2; ++k) lo_[k] = std::min(lo_[k], p[k]), hi_[k] = std::max(hi_[k], p[k]);
     }
-    tol_ = 1e-12 * std::hypot(hi_[0] - lo_[0], hi_[1] - lo_[1]);
-    cumulative_.resize(v_.size() + 1, 0.0);
-    for (std::size_t i = 0; i < v_.size(); ++i) {
-      const Vec2& a = v_[i];
-      const Vec2& b = v_[(i + 1) % v_.size()];
-      cumulative_[i + 1] = cumulative_[i] + std::hypot(b[0] - a[0], b[1] - a[1]);
-    }
-    triangles_ = triangulate(v_);
   }
 
   int dim() const override { return 2; }
   std::string type() const override { return "polygon"; }
 
-  bool contains(const double* x) const override {
-    // Crossing number: a ray to +x crosses the boundary an odd number of times from inside.
-    bool inside = false;
-    const std::size_t n = v_.size();
-    for (std::size_t i = 0, j = n - 1; i < n; j = i++) {
-      const Vec2& a = v_[j];
-      const Vec2& b = v_[i];
-      if ((a[1] > x[1]) != (b[1] > x[1])) {
-        const double xc = a[0] + (x[1] - a[1]) * (b[0] - a[0]) / (b[1] - a[1]);
-        if (x[0] < xc) inside = !inside;
-      }
-    }
-    // The parity test is arbitrary exactly on an edge; the domain is closed, so decide by distance.
-    return inside || distance_to_boundary(x) <= tol_;
-  }
+  bool contains(const double* x) const override { return polygon_contains(arrays_.shape(), x); }
 
   double distance_to_boundary(const double* x) const override {
-    double d = INFINITY;
-    for (std::size_t i = 0; i < v_.size(); ++i)
-      d = std::min(d, distance_to_segment(x, v_[i], v_[(i + 1) % v_.size()]));
-    return d;
+    return polygon_distance(arrays_.shape(), x);
   }
 
   void sample_interior(Rng& rng, std::size_t n, double* points) const override {
@@ -163,23 +132,16 @@ class Polygon final : public Domain {
     }
   }
 
+  // One uniform per point: it picks the edge by length, and its remainder the place on the edge.
   void sample_boundary(Rng& rng, std::size_t n, double* points, double* normals) const override {
-    const std::size_t m = v_.size();
-    const double perimeter = cumulative_[m];
+    const PolygonShape shape = arrays_.shape();
+    const double* cumulative = shape.perimeter;
     for (std::size_t i = 0; i < n; ++i) {
-      const double t = uniform01(rng) * perimeter;
-      // Edge e covers [cumulative_[e], cumulative_[e+1]).
-      std::size_t e =
-          std::upper_bound(cumulative_.begin(), cumulative_.end(), t) - cumulative_.begin() - 1;
-      e = std::min(e, m - 1);
-      const Vec2& a = v_[e];
-      const Vec2& b = v_[(e + 1) % m];
-      const double len = cumulative_[e + 1] - cumulative_[e];
-      const double s = std::clamp((t - cumulative_[e]) / len, 0.0, 1.0);
-      points[2 * i] = a[0] + s * (b[0] - a[0]);
-      points[2 * i + 1] = a[1] + s * (b[1] - a[1]);
-      normals[2 * i] = (b[1] - a[1]) / len;
-      normals[2 * i + 1] = -(b[0] - a[0]) / len;
+      const double t = uniform01(rng) * cumulative[shape.vertices];
+      const int e = piece_of(cumulative, shape.vertices, t);
+      const double len = cumulative[e + 1] - cumulative[e];
+      const double f = std::clamp((t - cumulative[e]) / len, 0.0, 1.0);
+      polygon_edge_point(shape, e, f, points + 2 * i, normals + 2 * i);
     }
   }
 
@@ -196,18 +158,21 @@ class Polygon final : public Domain {
     g.lo = {lo_[0], lo_[1]};
     g.hi = {hi_[0], hi_[1]};
     g.vertices = v_;
-    g.triangles = triangles_;
+    for (std::size_t t = 0; t < arrays_.corners.size(); t += 3)
+      g.triangles.push_back({arrays_.corners[t], arrays_.corners[t + 1], arrays_.corners[t + 2]});
     return g;
   }
 
  private:
-  std::vector<Vec2> v_;             // counter-clockwise
-  std::vector<double> cumulative_;  // perimeter length up to vertex i
+  static std::vector<Vec2> counter_clockwise(std::vector<Vec2> v) {
+    if (signed_area(v) < 0) std::reverse(v.begin(), v.end());
+    return v;
+  }
+
+  std::vector<Vec2> v_;   // counter-clockwise
+  PolygonArrays arrays_;  // v_'s coordinates, perimeter and triangulation for the shared formulas
   Vec2 lo_{}, hi_{};
   double area_ = 0;
-  double tol_ = 0;
-  // Indices into v_, built once at construction so that geometry() is only a copy.
-  std::vector<std::array<int, 3>> triangles_;
 };
 
 }  // namespace

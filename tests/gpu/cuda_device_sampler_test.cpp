@@ -386,15 +386,16 @@ TEST(CudaDeviceSampler, PointCloudDrawsGivenPoints) {
   check_batch("disk_cloud", problem, b, n_int, n_bnd);
 }
 
-// The generated source of a composite: one inside test per primitive, the tree over them, and the
+// The generated source of a composite: one inside test per primitive, the program over them, and the
 // composite's stride of the random stream (no device needed).
 TEST(CudaDeviceSampler, CompositeSourceHasTheTreeAndItsStride) {
   const Problem holes = Problem::build(
       load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/square_holes_dirichlet.yaml")
           .problem);
   const std::string source = gpu::sampler_source(holes, true);
-  EXPECT_NE(source.find("(in[0] && !in[1] && !in[2] && !in[3] && !in[4])"), std::string::npos);
-  EXPECT_NE(source.find("leaf4_contains"), std::string::npos);
+  // The square minus four disks: leaf 0 minus leaves 1 to 4, folded from the left.
+  EXPECT_NE(source.find("kProgram[] = {0, 1, -2, 2, -2, 3, -2, 4, -2}"), std::string::npos);
+  EXPECT_NE(source.find("case 4: return shape_contains(leaf4(), p);"), std::string::npos);
   EXPECT_NE(source.find("kDrawStride = 16777216ull"), std::string::npos);
   const Problem cloud = Problem::build(
       load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/disk_cloud.yaml").problem);

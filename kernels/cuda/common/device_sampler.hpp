@@ -1,56 +1,19 @@
-// Collocation batches drawn on the device. For one Problem, a kernel is generated as CUDA source
-// (domain mapping, f, boundary values and `where` translated by expression_to_c, and for a
-// general operator its coefficients a, b, c, α, β, see OperatorText) and compiled at
-// run time with NVRTC; it writes points, targets and normals straight into the backend's batch
-// buffers, so that no batch crosses the bus. No CUDA types here.
-//
-// Random numbers: cuRAND's Philox4x32-10, curand_init(seed, subsequence, offset) with
-// subsequence = point index (interior i → i, boundary j → 2³² + j) and offset = S · batch index,
-// S the stride of the domain: 16 for a primitive or a point cloud (a point uses at most 8 of its
-// 16 32-bit draws per batch), 2²⁴ for a composite drawn by rejection (at most 2²⁰ proposals of at
-// most 12 draws each). The batch index is read from device memory, so that a captured CUDA graph
-// replays with the index the host (or a kernel) wrote there. Same (seed, index) → same batch, bit
-// for bit.
+// Collocation batches drawn on the device: the sampler that kernels/sampler_source.hpp generates
+// for one Problem, compiled at run time with NVRTC and launched into the backend's batch buffers
+// (that header says what the kernel draws and how it uses Philox). No CUDA types here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/sampler_source.hpp"
 #include "problems/problem.hpp"
 
 namespace rbfpde::gpu {
-
-// What the sampler evaluates at the points it draws, as expression text (the config's syntax,
-// translated by expression_to_c): the interior row a·Δₛu + b·∇u + c·u = f and, per boundary entry
-// in order, α·u + β·∂u/∂n = value where `where` holds. An empty text means the default: a = 1,
-// b = 0 (b empty: all zero), c = 0, α = 1, β = 0, where = everywhere.
-struct OperatorText {
-  int space_dim = 0;  // coordinates of Δₛ; 0: all of them
-  std::string f;
-  std::string a, c;
-  std::vector<std::string> b;  // empty, or one per coordinate
-  struct Boundary {
-    std::string value, where;
-    std::string alpha, beta;
-  };
-  std::vector<Boundary> boundary;
-  // No coefficient given and Δ over every coordinate: the sampler writes points and targets only.
-  bool poisson_dirichlet(int dim) const;
-};
-
-// The operator text of `problem`: f, the boundary entries and, unless the problem is
-// Poisson/Dirichlet, the coefficient expressions. Throws std::runtime_error for a problem with
-// time (the host samples those).
-OperatorText operator_text(const Problem& problem);
-
-// The generated CUDA source (exposed for tests and for error messages).
-std::string sampler_source(const Problem& problem, bool double_precision);
-// The same for an explicit operator; its coefficient arrays are written unless
-// op.poisson_dirichlet(problem.dim()).
-std::string sampler_source(const Problem& problem, const OperatorText& op, bool double_precision);
 
 // Device arrays for the coefficients of a general batch (CollocationBatch's a, b, c over the
 // interior rows, alpha, beta over the boundary rows), of the launch's scalar type.
@@ -78,6 +41,14 @@ class DeviceSampler {
   // needs `coefficients`, and every one of its five arrays is written in full.
   bool general() const;
   int space_dim() const;  // the coordinates of Δₛ (dim when the operator has no time)
+  // The batch number in device memory that a backend's launches read (`index` below), and the
+  // host's write of it, stream-ordered; from pageable memory, staged before the call returns, so
+  // the caller need not synchronise. A captured graph writes it instead from pinned memory.
+  std::uint64_t* batch_index();
+  void set_batch_index(Stream stream, std::uint64_t index);
+  // Throws std::invalid_argument when a batch of n_int + n_bnd rows is too large for the int
+  // indexing of the backends' kernels.
+  static void check_rows(std::size_t n_int, std::size_t n_bnd);
   // x: (n_int + n_bnd) × dim row-major, interior rows first; target: [f (n_int) | p (n_bnd)];
   // normals: n_bnd × dim (unused when n_bnd is 0). Scalars are float or double as constructed.
   // index: device pointer. A point depends only on (seed, index, interior or boundary, its
@@ -94,5 +65,8 @@ class DeviceSampler {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// *sampler, or std::logic_error naming `caller` when the backend's set_problem has not made one.
+DeviceSampler& sampler_for(const std::unique_ptr<DeviceSampler>& sampler, const char* caller);
 
 }  // namespace rbfpde::gpu

@@ -76,7 +76,6 @@ class CudaMlpBackend final : public MlpBackend<T> {
     losses_.resize(3 * kMaxGraphSteps);
     halt_.resize(2);
     counter_.resize(1);
-    batch_index_.resize(1);
     draw_index_.resize(kMaxGraphSteps);
     CUDA_CHECK(cudaMemsetAsync(theta_.data(), 0, theta_.bytes(), stream_));
     CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, counter_.bytes(), stream_));
@@ -199,16 +198,11 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
   void draw_batch(std::uint64_t seed, std::uint64_t index, std::size_t n_interior,
                   std::size_t n_boundary) override {
-    if (!sampler_) throw std::logic_error("draw_batch called before set_problem");
+    gpu::sampler_for(sampler_, "draw_batch").set_batch_index(stream_, index);
     if (general_) graphs_.clear();
     general_ = false;  // a drawn batch has Poisson/Dirichlet rows (set_problem)
     resize_batch(n_interior, n_boundary);
-    // From pageable memory: staged before the call returns (the pinned indices belong to the
-    // graphs).
-    const std::uint64_t host_index = index;
-    CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), &host_index, sizeof(std::uint64_t),
-                               cudaMemcpyHostToDevice, stream_));
-    enqueue_draw(batch_index_.data(), seed, nullptr, 0);
+    enqueue_draw(sampler_->batch_index(), seed, nullptr, 0);
     device_drawn_ = true;
   }
 
@@ -284,8 +278,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
         consts_host_[3 * i + 2] = T(1.0 / (1.0 - std::pow(double(beta2), double(s.t))));
         draw_index_host_[std::size_t(i)] = s.batch_index;
         if (!s.draw) continue;
-        if (!sampler_)
-          throw std::logic_error("a step draws a batch but set_problem was not called");
+        gpu::sampler_for(sampler_, "train_steps");
         if (general_)
           throw std::logic_error(
               "a step draws a Poisson/Dirichlet batch while the current one has general rows");
@@ -343,6 +336,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   // and the tiling, so they are recaptured when either changed. Nothing to do for the sizes
   // already planned (a trainer redraws batches of one size).
   void resize_batch(std::size_t n_interior, std::size_t n_boundary) {
+    gpu::DeviceSampler::check_rows(n_interior, n_boundary);
     if (planned_ && n_interior == std::size_t(n_int_) && n_boundary == std::size_t(n_bnd_) &&
         planned_general_ == general_)
       return;
@@ -558,7 +552,6 @@ class CudaMlpBackend final : public MlpBackend<T> {
   PinnedBuffer<T> grad_host_;  // loss_and_gradient_at's read-back
   PinnedBuffer<int> halt_host_;
   PinnedBuffer<std::uint64_t> draw_index_host_;  // the chunk's batch numbers, a step each
-  DeviceBuffer<std::uint64_t> batch_index_;      // draw_batch's batch number
   DeviceBuffer<std::uint64_t> draw_index_;       // the graphs' batch numbers, a step each
   std::unique_ptr<gpu::DeviceSampler> sampler_;  // set by set_problem
   CollocationBatch host_batch_;                  // the batch set_batch was given

@@ -136,8 +136,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaMemsetAsync(barrier_.data(), 0, barrier_.bytes(), stream_));
     residual_counter_.resize(1);
     CUDA_CHECK(cudaMemsetAsync(residual_counter_.data(), 0, residual_counter_.bytes(), stream_));
-    batch_index_.resize(1);
-    CUDA_CHECK(cudaMemsetAsync(batch_index_.data(), 0, batch_index_.bytes(), stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -248,13 +246,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   void draw_batch(std::uint64_t seed, std::uint64_t index, std::size_t n_interior,
                   std::size_t n_boundary) override {
-    if (!sampler_) throw std::logic_error("draw_batch called before set_problem");
+    gpu::sampler_for(sampler_, "draw_batch").set_batch_index(stream_, index);
     prepare_draw(n_interior, n_boundary);
-    // From pageable memory: staged before the call returns, so no synchronisation is needed
-    // (the pinned index belongs to the graphs).
-    const std::uint64_t host_index = index;
-    CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), &host_index, sizeof(std::uint64_t),
-                               cudaMemcpyHostToDevice, stream_));
     enqueue_draw(seed);
   }
 
@@ -285,7 +278,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   LossParts gdcg_cycle(const typename RbfBackend<T>::GdcgCycle& c) override {
-    if (c.draw && !sampler_) throw std::logic_error("gdcg_cycle draws but set_problem was not called");
+    if (c.draw) gpu::sampler_for(sampler_, "gdcg_cycle");
     if (dist_) return RbfBackend<T>::gdcg_cycle(c);  // the steps one by one, each summing over ranks
     if (c.draw) prepare_draw(c.n_interior, c.n_boundary);
     if (m_ == 0 || pts_.rows() == 0 || (m_ > gpu::gram_max_neurons() && !gpu::cg_grid_supported(m_, sizeof(T))))
@@ -723,7 +716,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     coefficients.c = coef_c_.data();
     coefficients.alpha = coef_alpha_.data();
     coefficients.beta = coef_beta_.data();
-    sampler_->launch(stream_, batch_index_.data(), seed, pts_.n_int, pts_.n_bnd, x_.data(),
+    sampler_->launch(stream_, sampler_->batch_index(), seed, pts_.n_int, pts_.n_bnd, x_.data(),
                      target_.data(), normals_.data(), nullptr, 0, &coefficients);
     device_drawn_ = true;
     lm_prepared_ = false;
@@ -733,8 +726,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   // Sizes every buffer a batch of n_int + n_bnd rows needs (allocating only when growing).
   void prepare_batch_buffers(std::size_t n_int, std::size_t n_bnd) {
-    if (n_int + n_bnd > std::size_t(std::numeric_limits<int>::max() / 4))
-      throw std::invalid_argument("collocation batch too large for the CUDA backend");
+    gpu::DeviceSampler::check_rows(n_int, n_bnd);
     pts_.n_int = int(n_int);
     pts_.n_bnd = int(n_bnd);
     const std::size_t n = n_int + n_bnd;
@@ -861,7 +853,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     cudaGraphExec_t exec = gpu::capture_graph(stream_, cudaStreamCaptureModeRelaxed, [&] {
       if (c.draw) {
-        CUDA_CHECK(cudaMemcpyAsync(batch_index_.data(), pinned_index_.data(),
+        CUDA_CHECK(cudaMemcpyAsync(sampler_->batch_index(), pinned_index_.data(),
                                    sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream_));
         enqueue_draw(c.seed);
       }
@@ -1317,7 +1309,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   DeviceBuffer<T> theta_, theta0_, grad_;
   DeviceBuffer<T> x_, target_, res_, normals_, chunk_sums_;
-  DeviceBuffer<std::uint64_t> batch_index_;
   DeviceBuffer<unsigned> barrier_, residual_counter_;
   DeviceBuffer<T> lm_mu_;
   DeviceBuffer<unsigned char> cublas_workspace_;
