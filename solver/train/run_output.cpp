@@ -226,8 +226,10 @@ void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
     if (sliced) std::snprintf(when, sizeof when, " at t = %.6g", grid_.times[last]);
     const int dim = drawn.dim;
     if (dim != 2 && dim != 3) return;
+    // A 2D problem with time is drawn over x, y and t.
     const std::vector<std::string> axes =
-        dim == 2 ? std::vector<std::string>{"x", "y"} : std::vector<std::string>{"x", "y", "z"};
+        dim == 2 ? std::vector<std::string>{"x", "y"}
+                 : std::vector<std::string>{"x", "y", problem_.has_time() && !sliced ? "t" : "z"};
     const std::vector<double>* u = array_named(level, "u");
     const std::vector<double>* error = array_named(level, "error");
     const std::vector<double>* residual = array_named(level, "residual");
