@@ -211,5 +211,49 @@ TEST_F(Time3dSolve, EvalReadsAndWritesXYZT) {
 #endif
 }
 
+// The MLP takes the same problem (Δₛ over x, y, z; the input map over the 4D box) and writes the
+// same series. 20 Adam steps prove the plumbing, not accuracy: the error is only required finite
+// and the values at each time to be the network's.
+TEST(Time3dCli, MlpWritesTheSeries) {
+  TempDir dir;
+  write_text(dir / "c.yaml", heat3d_config());
+  const RunResult r = run_rbfpde(
+      {"solve", "c.yaml", "--backend", "cpu", "-q", "--no-pictures", "--set", "model.type=mlp",
+       "--set", "model.layers=[8,8]", "--set", "training.max_cycles=20", "--set",
+       "training.points.interior=200", "--set", "training.points.boundary=200", "--set",
+       "output.resolution=[4,4,4,2]", "--set", "output.directory=out"},
+      dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string summary = read_text(dir / "out/summary.json");
+  EXPECT_TRUE(std::isfinite(json_number(summary, "relative_l2_error"))) << summary;
+  EXPECT_EQ(json_number(summary, "grid_points"), 4 * 4 * 4 * 2);
+  EXPECT_FALSE(fs::exists(dir / "out/solution.vtu"));
+  EXPECT_TRUE(fs::exists(dir / "out/solution.pvd"));
+#ifdef RBFPDE_HAVE_VTK
+  // The series' u at t = 1 is the model's u there, as eval computes it.
+  write_text(dir / "p.csv", "x,y,z,t\n0,0,0,1\n1,1,1,1\n");
+  ASSERT_EQ(run_rbfpde({"eval", "out/model.yaml", "--points", "p.csv", "--output", "e.csv", "-q"},
+                       dir.path())
+                .exit_code,
+            0);
+  const std::vector<std::string> rows = lines_of(read_text(dir / "e.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  vtkNew<vtkXMLUnstructuredGridReader> reader;
+  reader->SetFileName((dir / "out/solution_0001.vtu").c_str());
+  reader->Update();
+  vtkUnstructuredGrid* g = reader->GetOutput();
+  ASSERT_EQ(g->GetNumberOfPoints(), 64);
+  vtkDataArray* u = g->GetPointData()->GetArray("u");
+  ASSERT_NE(u, nullptr);
+  // Lattice order, x fastest: point 0 is (0, 0, 0), point 63 is (1, 1, 1).
+  for (const auto& [row, point] : {std::pair{1, 0}, std::pair{2, 63}}) {
+    std::stringstream cells(rows[row]);
+    std::string cell;
+    for (int c = 0; c < 5; ++c) std::getline(cells, cell, ',');
+    EXPECT_NEAR(u->GetComponent(point, 0), std::stod(cell), 1e-12) << row;
+  }
+#endif
+}
+
 }  // namespace
 }  // namespace rbfpde::cli_test
