@@ -63,7 +63,9 @@ TEST(Time3dCli, EmptyIntervalIsOneLineExitTwoNothingWritten) {
 class Time3dSolve : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    run_dir() = fs::path(RBFPDE_TEST_TMP) / "Time3dSolveSuiteRun";
+    // One directory per process: ctest runs each test of the suite in its own process, in
+    // parallel with -j.
+    run_dir() = fs::path(RBFPDE_TEST_TMP) / ("Time3dSolveSuiteRun." + std::to_string(::getpid()));
     fs::remove_all(run_dir());
     fs::create_directories(run_dir());
     write_text(run_dir() / "c.yaml", heat3d_config());
@@ -78,6 +80,12 @@ class Time3dSolve : public ::testing::Test {
   static fs::path& run_dir() {
     static fs::path dir;
     return dir;
+  }
+  static void TearDownTestSuite() {
+    if (!::testing::UnitTest::GetInstance()->Failed()) {
+      std::error_code ec;
+      fs::remove_all(run_dir(), ec);
+    }
   }
   static fs::path out() { return run_dir() / "out"; }
 };
