@@ -455,7 +455,6 @@ ComputeConfig read_compute(const Field& field) {
   return compute;
 }
 
-
 OutputConfig read_output(const Field& field, const std::string& name, int dim) {
   OutputConfig output;
   output.directory = "output/" + name;

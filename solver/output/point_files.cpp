@@ -212,8 +212,10 @@ EvaluationGrid read_with(const std::string& file, int dim, bool keep_cells) {
     // it); the cells of a 4D model's points mean nothing, so the points are read bare.
     vtkDataArray* t = data->GetPointData()->GetArray("t");
     if (!t || t->GetNumberOfComponents() != 1 || t->GetNumberOfTuples() != np)
-      throw InputError(file + ": expected a point array t (one time per point) for a model with "
-                       "time, found " + std::string(t ? "a t of another shape" : "none"));
+      throw InputError(file +
+                       ": expected a point array t (one time per point) for a model with "
+                       "time, found " +
+                       std::string(t ? "a t of another shape" : "none"));
     for (vtkIdType p = 0; p < np; ++p) {
       const double v = t->GetTuple1(p);
       if (!std::isfinite(v))

@@ -146,9 +146,7 @@ EvaluationGrid points_of(const EvalRequest& r, const LoadedModel& m,
   }
   std::vector<int> resolution = r.resolution;
   if (resolution.empty())
-    resolution = m.config
-                     ? m.config->output.resolution
-                     : default_resolution(m.dim);
+    resolution = m.config ? m.config->output.resolution : default_resolution(m.dim);
   if (static_cast<int>(resolution.size()) != m.dim)
     throw InputError(SourceLoc{"--resolution"}, "",
                      "expected " + std::to_string(m.dim) + " values for a " +

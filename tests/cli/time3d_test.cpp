@@ -12,9 +12,9 @@
 #include <vtkDataArray.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
+#include <vtkPolyData.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLPolyDataReader.h>
-#include <vtkPolyData.h>
 #include <vtkXMLUnstructuredGridReader.h>
 #endif
 
@@ -45,8 +45,8 @@ TEST(Time3dCli, CheckGivesTheFourCoordinateDefaults) {
 
 TEST(Time3dCli, EmptyIntervalIsOneLineExitTwoNothingWritten) {
   TempDir dir;
-  write_text(dir / "c.yaml", replace_once(heat3d_config(), "time: {start: 0, end: 1}",
-                                          "time: {start: 1, end: 1}"));
+  write_text(dir / "c.yaml",
+             replace_once(heat3d_config(), "time: {start: 0, end: 1}", "time: {start: 1, end: 1}"));
   const auto before = tree(dir.path());
   const RunResult r = run_rbfpde({"solve", "c.yaml", "--backend", "cpu"}, dir.path());
   EXPECT_EQ(r.exit_code, 2);
@@ -109,10 +109,10 @@ TEST_F(Time3dSolve, WritesASeriesOf3dGridsAndNoSolutionVtu) {
   std::set<std::string> files;
   for (const auto& entry : fs::directory_iterator(out())) files.insert(entry.path().filename());
   EXPECT_EQ(files.count("solution.vtu"), 0u);
-  for (const char* name : {"solution.pvd", "solution_0000.vtu", "solution_0001.vtu",
-                           "solution_0002.vtu", "training.pvd", "training_000010.vtu",
-                           "training_000030.vtu", "model.yaml", "collocation.vtp",
-                           "centres.vtp", "summary.json"})
+  for (const char* name :
+       {"solution.pvd", "solution_0000.vtu", "solution_0001.vtu", "solution_0002.vtu",
+        "training.pvd", "training_000010.vtu", "training_000030.vtu", "model.yaml",
+        "collocation.vtp", "centres.vtp", "summary.json"})
     EXPECT_EQ(files.count(name), 1u) << name;
   EXPECT_EQ(files.count("solution_0003.vtu"), 0u);
   const std::string pvd = read_text(out() / "solution.pvd");
@@ -201,8 +201,8 @@ TEST_F(Time3dSolve, EvalReadsAndWritesXYZT) {
   EXPECT_EQ(t->GetComponent(0, 0), 0.5);
   EXPECT_EQ(t->GetComponent(1, 0), 1.0);
   // Read back as points (t from its array), they give the same u.
-  const RunResult again = run_rbfpde(
-      {"eval", model, "--points", "h.vtp", "--output", "i.csv", "-q"}, dir.path());
+  const RunResult again =
+      run_rbfpde({"eval", model, "--points", "h.vtp", "--output", "i.csv", "-q"}, dir.path());
   ASSERT_EQ(again.exit_code, 0) << again.err;
   const std::vector<std::string> back = lines_of(read_text(dir / "i.csv"));
   ASSERT_EQ(back.size(), 3u);
@@ -225,12 +225,17 @@ TEST_F(Time3dSolve, EvalReadsAndWritesXYZT) {
 TEST(Time3dCli, MlpWritesTheSeries) {
   TempDir dir;
   write_text(dir / "c.yaml", heat3d_config());
-  const RunResult r = run_rbfpde(
-      {"solve", "c.yaml", "--backend", "cpu", "-q", "--no-pictures", "--set", "model.type=mlp",
-       "--set", "model.layers=[8,8]", "--set", "training.max_cycles=20", "--set",
-       "training.points.interior=200", "--set", "training.points.boundary=200", "--set",
-       "output.resolution=[4,4,4,2]", "--set", "output.directory=out"},
-      dir.path());
+  const RunResult r = run_rbfpde({"solve",     "c.yaml",
+                                  "--backend", "cpu",
+                                  "-q",        "--no-pictures",
+                                  "--set",     "model.type=mlp",
+                                  "--set",     "model.layers=[8,8]",
+                                  "--set",     "training.max_cycles=20",
+                                  "--set",     "training.points.interior=200",
+                                  "--set",     "training.points.boundary=200",
+                                  "--set",     "output.resolution=[4,4,4,2]",
+                                  "--set",     "output.directory=out"},
+                                 dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string summary = read_text(dir / "out/summary.json");
   EXPECT_TRUE(std::isfinite(json_number(summary, "relative_l2_error"))) << summary;

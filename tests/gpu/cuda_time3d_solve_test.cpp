@@ -30,9 +30,8 @@ SolveResult solve_heat3d(const std::string& backend) {
   options.quiet = true;
   const SolveResult r = solve(config, problem, options);
   EXPECT_EQ(r.exit_code, 0) << backend << ": " << r.unsound;
-  std::printf("heat3d (%s): relative L2 %.3e, estimate %.3e, %ld cycles, %.2f s\n",
-              backend.c_str(), r.errors.rel_l2, r.error_estimate, r.outcome.cycles,
-              r.outcome.seconds);
+  std::printf("heat3d (%s): relative L2 %.3e, estimate %.3e, %ld cycles, %.2f s\n", backend.c_str(),
+              r.errors.rel_l2, r.error_estimate, r.outcome.cycles, r.outcome.seconds);
   EXPECT_TRUE(std::filesystem::exists(dir + "/solution.pvd")) << backend;
   return r;
 }
