@@ -151,11 +151,6 @@ Problem Problem::build(const ProblemSpec& spec) {
   problem.has_time_ = time;
   std::shared_ptr<const Domain> space = build_domain(spec.domain, space_dim);
   if (time) {
-    if (space_dim != 2) {
-      throw InputError(spec.time->loc, "problem.time",
-                       "expected a 2D domain with time (3D + time is not supported), found a " +
-                           std::to_string(space_dim) + "D one");
-    }
     if (!(spec.time->start < spec.time->end)) {
       throw InputError(spec.time->loc, "problem.time",
                        "expected start < end, found start " + std::to_string(spec.time->start) +

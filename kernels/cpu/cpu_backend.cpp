@@ -832,7 +832,8 @@ template <class T>
 std::unique_ptr<RbfBackend<T>> make_cpu_backend(const BackendOptions& options) {
   if (options.dim == 2) return std::make_unique<CpuRbfBackend<T, 2>>(options);
   if (options.dim == 3) return std::make_unique<CpuRbfBackend<T, 3>>(options);
-  throw std::invalid_argument("the CPU backend supports 2 or 3 dimensions, got " +
+  if (options.dim == 4) return std::make_unique<CpuRbfBackend<T, 4>>(options);  // 3D and time
+  throw std::invalid_argument("the CPU backend supports 2, 3 or 4 dimensions, got " +
                               std::to_string(options.dim));
 }
 

@@ -299,7 +299,8 @@ ModelConfig read_model(const Field& field) {
 
 // Defaults of variable projection that scale with the problem and the network, for the keys the
 // config leaves out (docs/config.md, "Defaults that scale"):
-//   neurons 196 in 2D, 343 in 3D (a 14² and a 7³ lattice); interior points 5 per parameter (m·(d+2)); boundary points
+//   neurons 196 in 2D, 343 in 3D, 625 with 4 coordinates (3D and time) (a 14², a 7³ and a 5⁴
+//   lattice); interior points 5 per parameter (m·(d+2)); boundary points
 //   4d·N^((d−1)/d) (about four times the interior spacing's density on a unit box's boundary:
 //   the boundary values carry most of the error into the interior); one fixed
 //   batch; at most 400 iterations, stopped by the validation loss's plateau (patience 50
@@ -312,7 +313,7 @@ struct GivenTraining {
 
 void apply_varpro_defaults(ModelConfig& model, bool neurons_given, TrainingConfig& training,
                            const GivenTraining& given, int dim) {
-  if (!neurons_given) model.neurons = dim == 3 ? 343 : 196;
+  if (!neurons_given) model.neurons = dim >= 4 ? 625 : dim == 3 ? 343 : 196;
   const long params = long(model.neurons) * (dim + 2);
   if (!given.interior) training.points_interior = int(std::min<long>(5 * params, 1L << 24));
   if (!given.boundary)
@@ -468,7 +469,7 @@ ComputeConfig read_compute(const Field& field) {
 OutputConfig read_output(const Field& field, const std::string& name, int dim) {
   OutputConfig output;
   output.directory = "output/" + name;
-  output.resolution = dim == 3 ? std::vector<int>{41, 41, 41} : std::vector<int>{101, 101};
+  output.resolution = default_resolution(dim);
   if (!field.present()) return output;
   field.check_map({"directory", "resolution", "snapshot_every", "report_every", "pictures"});
   if (const Field f = field.child("directory"); f.present()) {
@@ -528,3 +529,12 @@ Config config_from_tree(const YAML::Node& root, const Origin& origin,
 }
 
 }  // namespace rbfpde::config_detail
+
+namespace rbfpde {
+
+std::vector<int> default_resolution(int dim) {
+  if (dim >= 4) return {21, 21, 21, 11};
+  return dim == 3 ? std::vector<int>{41, 41, 41} : std::vector<int>{101, 101};
+}
+
+}  // namespace rbfpde

@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "problems/space_time.hpp"
 #include "solver/output/output.hpp"
 
 #ifdef RBFPDE_HAVE_VTK
@@ -454,15 +455,104 @@ bool point_cloud(const Domain& domain, DomainGeometry& g) {
   return g.type == "points";
 }
 
+// Checks a 4-coordinate resolution and splits off its time levels (the last entry).
+std::vector<int> space_resolution(const std::vector<int>& resolution, int& levels) {
+  if (resolution.size() != 4) {
+    throw std::invalid_argument("evaluation grid: resolution has " +
+                                std::to_string(resolution.size()) +
+                                " entries, the domain is 4D (3D and time)");
+  }
+  levels = resolution[3];
+  if (levels < 2) {
+    throw std::invalid_argument("evaluation grid: resolution must be at least 2 per axis, got " +
+                                std::to_string(levels));
+  }
+  return {resolution[0], resolution[1], resolution[2]};
+}
+
+// The spatial grid at `levels` evenly spaced times in [start, end] (EvaluationGrid::times).
+EvaluationGrid time_sliced(const EvaluationGrid& space, int levels, double start, double end) {
+  EvaluationGrid grid;
+  grid.dim = space.dim + 1;
+  grid.cells = space.cells;
+  grid.cell_offsets = space.cell_offsets;
+  grid.cell_types = space.cell_types;
+  const std::size_t m = space.n_points(), ds = static_cast<std::size_t>(space.dim);
+  grid.points.reserve(m * static_cast<std::size_t>(levels) * (ds + 1));
+  for (int l = 0; l < levels; ++l) {
+    // As Lattice::coordinate: both ends exactly.
+    const double s = static_cast<double>(l) / static_cast<double>(levels - 1);
+    const double t = start * (1.0 - s) + end * s;
+    grid.times.push_back(t);
+    for (std::size_t p = 0; p < m; ++p) {
+      grid.points.insert(grid.points.end(), space.points.begin() + p * ds,
+                         space.points.begin() + (p + 1) * ds);
+      grid.points.push_back(t);
+    }
+  }
+  return grid;
+}
+
 }  // namespace
+
+EvaluationGrid time_level(const EvaluationGrid& grid, std::size_t level) {
+  if (!grid.time_sliced() || level >= grid.times.size())
+    throw std::invalid_argument("time_level: level " + std::to_string(level) + " of a grid with " +
+                                std::to_string(grid.times.size()) + " time levels");
+  EvaluationGrid out;
+  out.dim = grid.dim - 1;
+  out.cells = grid.cells;
+  out.cell_offsets = grid.cell_offsets;
+  out.cell_types = grid.cell_types;
+  const std::size_t m = grid.points_per_time(), d = static_cast<std::size_t>(grid.dim);
+  out.points.reserve(m * (d - 1));
+  for (std::size_t p = level * m; p < (level + 1) * m; ++p)
+    out.points.insert(out.points.end(), grid.points.begin() + p * d,
+                      grid.points.begin() + p * d + (d - 1));
+  return out;
+}
+
+std::vector<PointArray> time_level(const EvaluationGrid& grid, std::size_t level,
+                                   const std::vector<PointArray>& arrays) {
+  if (!grid.time_sliced() || level >= grid.times.size())
+    throw std::invalid_argument("time_level: level " + std::to_string(level) + " of a grid with " +
+                                std::to_string(grid.times.size()) + " time levels");
+  const std::size_t m = grid.points_per_time();
+  std::vector<PointArray> out;
+  for (const PointArray& a : arrays) {
+    const std::size_t c = static_cast<std::size_t>(a.components);
+    if (a.values.size() != grid.n_points() * c)
+      throw std::invalid_argument("time_level: point array '" + a.name + "' has " +
+                                  std::to_string(a.values.size()) + " values, expected " +
+                                  std::to_string(grid.n_points() * c));
+    out.push_back({a.name, a.components,
+                   std::vector<double>(a.values.begin() + level * m * c,
+                                       a.values.begin() + (level + 1) * m * c)});
+  }
+  return out;
+}
 
 EvaluationGrid make_lattice(const double* lo, const double* hi, int dim,
                             const std::vector<int>& resolution) {
+  if (dim == 4) {
+    int levels = 0;
+    const std::vector<int> space = space_resolution(resolution, levels);
+    return time_sliced(full_lattice(lattice_of(lo, hi, 3, space)), levels, lo[3], hi[3]);
+  }
   return full_lattice(lattice_of(lo, hi, dim, resolution));
 }
 
 EvaluationGrid make_evaluation_grid(const Domain& domain, const std::vector<int>& resolution) {
   const int dim = domain.dim();
+  if (dim == 4) {
+    const auto* space_time = dynamic_cast<const SpaceTimeDomain*>(&domain);
+    if (!space_time)
+      throw std::invalid_argument("evaluation grid: a 4D domain must be 3D space and time");
+    int levels = 0;
+    const std::vector<int> space = space_resolution(resolution, levels);
+    return time_sliced(make_evaluation_grid(space_time->space(), space), levels,
+                       space_time->start(), space_time->end());
+  }
   DomainGeometry g;
   if (point_cloud(domain, g)) {
     if (g.dim != dim || g.points.size() % static_cast<std::size_t>(dim) != 0 || g.points.empty())

@@ -37,6 +37,16 @@ struct EvaluationGrid {
   std::vector<long long> cells;         // point ids of every cell, one cell after the other
   std::vector<long long> cell_offsets;  // n_cells + 1 entries (empty when there are no cells)
   std::vector<CellType> cell_types;     // one per cell
+  // A grid over 3D space and time (dim 4, which no VTK cell spans) is one spatial grid at each of
+  // `times` (ascending): points [l·m, (l + 1)·m) are the spatial grid's m points with
+  // t = times[l] appended, and the cells are the spatial grid's (point ids < m), the same at every
+  // time. Empty for every other grid.
+  std::vector<double> times;
+  bool time_sliced() const { return !times.empty(); }
+  // Points of one time level (all of them when the grid is not time-sliced).
+  std::size_t points_per_time() const {
+    return times.empty() ? n_points() : n_points() / times.size();
+  }
   std::size_t n_points() const { return dim ? points.size() / dim : 0; }
   std::size_t n_cells() const { return cell_types.size(); }
   // Appends a cell of `n` point ids.
@@ -69,6 +79,12 @@ EvaluationGrid make_evaluation_grid(const Domain& domain, const std::vector<int>
 EvaluationGrid make_lattice(const double* lo, const double* hi, int dim,
                             const std::vector<int>& resolution);
 
+// A domain of dimension 4 (3D space × [start, end], problems/space_time.hpp) has a time-sliced
+// grid (EvaluationGrid::times): make_evaluation_grid's 3D grid of the spatial domain with the
+// first three entries of `resolution`, at resolution[3] evenly spaced times from start to end;
+// make_lattice with dim 4 likewise repeats the 3D lattice of the box's first three axes at
+// resolution[3] times from lo[3] to hi[3].
+
 // Named per-point arrays, each with n_points × components values.
 struct PointArray {
   std::string name;
@@ -76,14 +92,26 @@ struct PointArray {
   std::vector<double> values;
 };
 
+// Level `level` of a time-sliced grid as a grid of its own (dim − 1 coordinates, the cells), and
+// the values of `arrays` (given at every point of `grid`) at that level's points.
+EvaluationGrid time_level(const EvaluationGrid& grid, std::size_t level);
+std::vector<PointArray> time_level(const EvaluationGrid& grid, std::size_t level,
+                                   const std::vector<PointArray>& arrays);
+
 // True when this build writes VTK files (CMake option RBFPDE_WITH_VTK).
 bool vtk_available();
 
 // solution.vtu and training snapshots: the grid with point arrays (2D points get z = 0). A grid
-// without cells is written with one vertex cell per point.
+// without cells is written with one vertex cell per point. A time-sliced grid is refused
+// (write_grid_series writes it).
 void write_grid_vtu(const std::filesystem::path& path, const EvaluationGrid& grid,
                     const std::vector<PointArray>& arrays);
-// centres.vtp, collocation.vtp: points (n × dim) as vertices with point arrays.
+// A time-sliced grid as a series: <stem>_NNNN.vtu (the level, four digits), one 3D grid per time
+// level with its values, then <stem>.pvd, a collection of (t, file) entries, in `directory`.
+void write_grid_series(const std::filesystem::path& directory, const std::string& stem,
+                       const EvaluationGrid& grid, const std::vector<PointArray>& arrays);
+// centres.vtp, collocation.vtp: points (n × dim) as vertices with point arrays. With dim 4
+// (3D space and time) the points are (x, y, z) and t is written as the point array `t`.
 void write_points_vtp(const std::filesystem::path& path, int dim, const std::vector<double>& points,
                       const std::vector<PointArray>& arrays);
 // Points and cells of a VTK XML file (.vtu: its cells; .vtp: bare points) as a grid of

@@ -1,6 +1,7 @@
 // Points from the user's files (CSV, VTK XML) for `rbfpde eval`, and values at points as CSV.
 // Every problem with an input file is an InputError naming the file (and line and column for a
 // CSV), raised before anything is written.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -11,10 +12,12 @@
 #include "solver/output/output.hpp"
 
 #ifdef RBFPDE_HAVE_VTK
+#include <vtkDataArray.h>
 #include <vtkDataSet.h>
 #include <vtkIdList.h>
 #include <vtkNew.h>
 #include <vtkObject.h>
+#include <vtkPointData.h>
 #include <vtkPointSet.h>
 #include <vtkPolyData.h>
 #include <vtkUnstructuredGrid.h>
@@ -55,9 +58,9 @@ std::vector<std::pair<std::string, int>> split_csv(const std::string& line) {
 }
 
 // Coordinate a's column name: x, y, z over space, t for the last coordinate of a problem with
-// time (space_dim < dim).
+// time (space_dim < dim) and for a fourth coordinate (3D space and time).
 std::string axis_name(int a, int dim, int space_dim) {
-  if (space_dim > 0 && space_dim < dim && a == dim - 1) return "t";
+  if ((space_dim > 0 && space_dim < dim && a == dim - 1) || a >= 3) return "t";
   return kAxes[a];
 }
 
@@ -81,9 +84,9 @@ std::vector<double> read_points_csv(const std::filesystem::path& path, int dim, 
         "expected a header line with the columns " + axes_list(dim, space_dim) + ", found an empty file");
   const auto header = split_csv(line);
   // The coordinate columns: x, y[, z] exactly as the model's dimension asks; others are ignored.
-  int column_of[3] = {-1, -1, -1};
+  int column_of[4] = {-1, -1, -1, -1};
   for (std::size_t c = 0; c < header.size(); ++c) {
-    for (int a = 0; a < 3; ++a) {
+    for (int a = 0; a < std::max(dim, 3); ++a) {
       const std::string name = a < dim ? axis_name(a, dim, space_dim) : kAxes[a];
       if (header[c].first != name) continue;
       if (a >= dim)
@@ -201,7 +204,25 @@ EvaluationGrid read_with(const std::string& file, int dim, bool keep_cells) {
     if (dim == 2 && x[2] != 0)
       throw InputError(file + ": expected the points of a 2D model (z = 0), found z = " +
                        shortest(x[2]) + " at point " + std::to_string(p));
-    grid.points.insert(grid.points.end(), x, x + dim);
+    grid.points.insert(grid.points.end(), x, x + std::min(dim, 3));
+    if (dim == 4) grid.points.push_back(0.0);  // t, from the point array below
+  }
+  if (dim == 4) {
+    // 3D space and time: VTK points are 3D, t is the point array `t` (as write_points_vtp writes
+    // it); the cells of a 4D model's points mean nothing, so the points are read bare.
+    vtkDataArray* t = data->GetPointData()->GetArray("t");
+    if (!t || t->GetNumberOfComponents() != 1 || t->GetNumberOfTuples() != np)
+      throw InputError(file +
+                       ": expected a point array t (one time per point) for a model with "
+                       "time, found " +
+                       std::string(t ? "a t of another shape" : "none"));
+    for (vtkIdType p = 0; p < np; ++p) {
+      const double v = t->GetTuple1(p);
+      if (!std::isfinite(v))
+        throw InputError(file + ": t at point " + std::to_string(p) + " is not finite");
+      grid.points[static_cast<std::size_t>(p) * 4 + 3] = v;
+    }
+    return grid;
   }
   if (keep_cells) {
     vtkNew<vtkIdList> ids;

@@ -1,8 +1,10 @@
-// solution.vtu, centres.vtp, collocation.vtp (VTK's XML writers) and training.pvd (plain XML).
+// solution.vtu, centres.vtp, collocation.vtp (VTK's XML writers), training.pvd and the
+// solution.pvd series of a problem with 3D space and time (plain XML).
 // VTK writes into memory; write_file_atomic then puts the bytes on disk, so the VTK files get the
 // same temp-file-and-rename guarantee and the same error messages as every other output.
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -127,6 +129,9 @@ std::string shortest(double v) {
 
 void write_grid_vtu(const std::filesystem::path& path, const EvaluationGrid& grid,
                     const std::vector<PointArray>& arrays) {
+  if (grid.time_sliced())
+    throw std::invalid_argument("cannot write " + path.string() +
+                                ": a grid over space and time is a series (write_grid_series)");
   check_dim(path, grid.dim);
   check_arrays(path, grid.n_points(), arrays);
 #ifdef RBFPDE_HAVE_VTK
@@ -164,7 +169,7 @@ void write_grid_vtu(const std::filesystem::path& path, const EvaluationGrid& gri
 
 void write_points_vtp(const std::filesystem::path& path, int dim, const std::vector<double>& points,
                       const std::vector<PointArray>& arrays) {
-  check_dim(path, dim);
+  if (dim != 4) check_dim(path, dim);
   if (points.size() % dim != 0) {
     throw std::invalid_argument("cannot write " + path.string() + ": " +
                                 std::to_string(points.size()) +
@@ -172,6 +177,19 @@ void write_points_vtp(const std::filesystem::path& path, int dim, const std::vec
   }
   const std::size_t n = points.size() / dim;
   check_arrays(path, n, arrays);
+  if (dim == 4) {
+    // 3D space and time: VTK points are 3D, so t travels as a point array.
+    std::vector<double> space(n * 3);
+    PointArray t{"t", 1, std::vector<double>(n)};
+    for (std::size_t p = 0; p < n; ++p) {
+      std::copy(points.begin() + p * 4, points.begin() + p * 4 + 3, space.begin() + p * 3);
+      t.values[p] = points[p * 4 + 3];
+    }
+    std::vector<PointArray> with_t = arrays;
+    with_t.push_back(std::move(t));
+    write_points_vtp(path, 3, space, with_t);
+    return;
+  }
 #ifdef RBFPDE_HAVE_VTK
   // One vertex cell per point: without cells ParaView's default Surface view draws nothing.
   vtkNew<vtkCellArray> verts;
@@ -196,6 +214,23 @@ bool vtk_available() {
 #else
   return false;
 #endif
+}
+
+void write_grid_series(const std::filesystem::path& directory, const std::string& stem,
+                       const EvaluationGrid& grid, const std::vector<PointArray>& arrays) {
+  const std::filesystem::path pvd = directory / (stem + ".pvd");
+  if (!grid.time_sliced())
+    throw std::invalid_argument("cannot write " + pvd.string() + ": the grid has no time levels");
+  check_arrays(pvd, grid.n_points(), arrays);
+  std::vector<std::pair<double, std::string>> entries;
+  for (std::size_t l = 0; l < grid.times.size(); ++l) {
+    char name[32];
+    std::snprintf(name, sizeof name, "_%04zu.vtu", l);
+    const std::string file = stem + name;
+    write_grid_vtu(directory / file, time_level(grid, l), time_level(grid, l, arrays));
+    entries.emplace_back(grid.times[l], file);
+  }
+  write_pvd(pvd, entries);
 }
 
 void write_pvd(const std::filesystem::path& path,

@@ -146,9 +146,7 @@ EvaluationGrid points_of(const EvalRequest& r, const LoadedModel& m,
   }
   std::vector<int> resolution = r.resolution;
   if (resolution.empty())
-    resolution = m.config
-                     ? m.config->output.resolution
-                     : (m.dim == 3 ? std::vector<int>{41, 41, 41} : std::vector<int>{101, 101});
+    resolution = m.config ? m.config->output.resolution : default_resolution(m.dim);
   if (static_cast<int>(resolution.size()) != m.dim)
     throw InputError(SourceLoc{"--resolution"}, "",
                      "expected " + std::to_string(m.dim) + " values for a " +
@@ -174,9 +172,12 @@ EvalSummary evaluate_model(const EvalRequest& r) {
   if (m.config) problem = Problem::build(m.config->problem);
   const EvaluationGrid grid = points_of(r, m, problem);
   const std::string ext = extension_of(r.output_file);
-  if (m.dim != 2 && m.dim != 3 && ext != ".csv")
+  // A 4D model (3D space and time) has no VTK cells: its points go to a .csv or a .vtp (t as a
+  // point array).
+  if (m.dim == 4 ? ext == ".vtu" : m.dim != 2 && m.dim != 3 && ext != ".csv")
     throw InputError(SourceLoc{"--output"}, "",
-                     "expected a .csv output for a " + std::to_string(m.dim) + "D model, found \"" +
+                     std::string("expected a .csv") + (m.dim == 4 ? " or .vtp" : "") +
+                         " output for a " + std::to_string(m.dim) + "D model, found \"" +
                          r.output_file + "\"");
 
   const std::size_t n = grid.n_points();

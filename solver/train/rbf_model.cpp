@@ -11,7 +11,7 @@ double point_spacing(const Domain& domain, long interior_points) {
 }
 
 double minimum_width(const Domain& domain, const TrainingConfig& training) {
-  double lo[3], hi[3], d2 = 0;
+  double lo[4], hi[4], d2 = 0;
   domain.bounding_box(lo, hi);
   for (int j = 0; j < domain.dim(); ++j) d2 += (hi[j] - lo[j]) * (hi[j] - lo[j]);
   const double floor = 1e-3 * std::sqrt(d2);
@@ -21,22 +21,27 @@ double minimum_width(const Domain& domain, const TrainingConfig& training) {
 
 namespace {
 
-// Cell-centred lattice points of the bounding box that lie inside the domain, with `per_unit`
-// points per unit length on every axis.
+// Cell-centred lattice points of the bounding box that lie inside the domain, about `spacing`
+// apart on every axis, x fastest (2 to 4 axes).
 std::vector<double> lattice_inside(const Domain& domain, double spacing, const double* lo,
                                    const double* hi) {
   const int d = domain.dim();
-  int counts[3] = {1, 1, 1};
-  for (int j = 0; j < d; ++j) counts[j] = std::max(1, int(std::lround((hi[j] - lo[j]) / spacing)));
+  long counts[4] = {1, 1, 1, 1}, total = 1;
+  for (int j = 0; j < d; ++j) {
+    counts[j] = std::max(1L, std::lround((hi[j] - lo[j]) / spacing));
+    total *= counts[j];
+  }
   std::vector<double> out;
-  for (int k = 0; k < (d == 3 ? counts[2] : 1); ++k)
-    for (int jy = 0; jy < counts[1]; ++jy)
-      for (int ix = 0; ix < counts[0]; ++ix) {
-        const int idx[3] = {ix, jy, k};
-        double x[3];
-        for (int j = 0; j < d; ++j) x[j] = lo[j] + (idx[j] + 0.5) * (hi[j] - lo[j]) / counts[j];
-        if (domain.contains(x)) out.insert(out.end(), x, x + d);
-      }
+  for (long k = 0; k < total; ++k) {
+    double x[4];
+    long rest = k;
+    for (int j = 0; j < d; ++j) {
+      const long idx = rest % counts[j];
+      rest /= counts[j];
+      x[j] = lo[j] + (double(idx) + 0.5) * (hi[j] - lo[j]) / double(counts[j]);
+    }
+    if (domain.contains(x)) out.insert(out.end(), x, x + d);
+  }
   return out;
 }
 
@@ -46,7 +51,8 @@ RbfInit initial_rbf_parameters(const Domain& domain, const ModelConfig& model, R
   const int d = domain.dim();
   const int m = model.neurons;
   if (m < 1) throw std::invalid_argument("the network needs at least one neuron");
-  double lo[3], hi[3];
+  if (d < 1 || d > 4) throw std::invalid_argument("initial centres: 1 to 4 coordinates expected");
+  double lo[4], hi[4];
   domain.bounding_box(lo, hi);
   RbfInit init;
   init.params.dim = d;

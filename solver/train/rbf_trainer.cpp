@@ -107,7 +107,7 @@ std::string RbfTrainer<T>::unsound(const RbfParameters<T>& p) const {
   for (const auto* v : {&p.weights, &p.centres, &p.widths})
     for (T x : *v)
       if (!std::isfinite(double(x))) return "a parameter became NaN or infinite";
-  double lo[3], hi[3], diag2 = 0;
+  double lo[4], hi[4], diag2 = 0;  // up to 3D space and time
   problem_.domain().bounding_box(lo, hi);
   const int d = problem_.dim();
   for (int j = 0; j < d; ++j) diag2 += (hi[j] - lo[j]) * (hi[j] - lo[j]);

@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "problems/errors.hpp"
+#include "problems/space_time.hpp"
 #include "solver/output/pictures.hpp"
 
 namespace rbfpde {
@@ -163,7 +164,14 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
     char name[64];
     std::snprintf(name, sizeof name, "training_%06ld.vtu", cycle);
     if (snapshots_.empty() || snapshots_.back().second != name) {
-      write_grid_vtu(dir_ / name, grid_, solution_arrays(u, residual));
+      if (grid_.time_sliced()) {
+        // A grid over 3D space and time: the snapshot is its last time level (t = end).
+        const std::size_t last = grid_.times.size() - 1;
+        write_grid_vtu(dir_ / name, time_level(grid_, last),
+                       time_level(grid_, last, solution_arrays(u, residual)));
+      } else {
+        write_grid_vtu(dir_ / name, grid_, solution_arrays(u, residual));
+      }
       snapshots_.emplace_back(double(cycle), name);
       write_pvd(dir_ / "training.pvd", snapshots_);
     }
@@ -204,18 +212,32 @@ void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
   try {
     write_curve_picture(dir_ / "convergence.png", config_.name + ": convergence",
                         convergence_panels(history_.rows()));
-    const int dim = problem_.dim();
+    // A grid over 3D space and time is drawn at its last time level (t = end), as a 3D one.
+    const bool sliced = grid_.time_sliced();
+    const std::size_t last = sliced ? grid_.times.size() - 1 : 0;
+    const EvaluationGrid grid = sliced ? time_level(grid_, last) : EvaluationGrid{};
+    const std::vector<PointArray> level = sliced ? time_level(grid_, last, arrays) : arrays;
+    const EvaluationGrid& drawn = sliced ? grid : grid_;
+    const Domain& domain =
+        sliced ? static_cast<const SpaceTimeDomain&>(problem_.domain()).space() : problem_.domain();
+    std::vector<int> resolution = config_.output.resolution;
+    if (sliced) resolution.pop_back();
+    char when[48] = "";
+    if (sliced) std::snprintf(when, sizeof when, " at t = %.6g", grid_.times[last]);
+    const int dim = drawn.dim;
     if (dim != 2 && dim != 3) return;
+    // A 2D problem with time is drawn over x, y and t.
     const std::vector<std::string> axes =
-        dim == 2 ? std::vector<std::string>{"x", "y"} : std::vector<std::string>{"x", "y", "z"};
-    const std::vector<double>* u = array_named(arrays, "u");
-    const std::vector<double>* error = array_named(arrays, "error");
-    const std::vector<double>* residual = array_named(arrays, "residual");
+        dim == 2 ? std::vector<std::string>{"x", "y"}
+                 : std::vector<std::string>{"x", "y", problem_.has_time() && !sliced ? "t" : "z"};
+    const std::vector<double>* u = array_named(level, "u");
+    const std::vector<double>* error = array_named(level, "error");
+    const std::vector<double>* residual = array_named(level, "residual");
     if (u) {
       FieldPicture solution;
-      solution.title = config_.name + ": u";
+      solution.title = config_.name + ": u" + when;
       solution.colour_label = "u";
-      solution.panels = grid_panels(problem_.domain(), grid_, config_.output.resolution, *u, axes);
+      solution.panels = grid_panels(domain, drawn, resolution, *u, axes);
       write_field_picture(dir_ / "solution.png", solution);
     }
     // Without an exact solution the error picture shows the PDE residual's magnitude.
@@ -225,10 +247,9 @@ void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
       std::vector<double> magnitude = error ? *error : *residual;
       for (double& v : magnitude) v = std::abs(v);
       picture.title =
-          config_.name + (error ? ": |u - u_exact|" : ": |residual| (no exact solution)");
+          config_.name + (error ? ": |u - u_exact|" : ": |residual| (no exact solution)") + when;
       picture.colour_label = error ? "error" : "|residual|";
-      picture.panels =
-          grid_panels(problem_.domain(), grid_, config_.output.resolution, magnitude, axes);
+      picture.panels = grid_panels(domain, drawn, resolution, magnitude, axes);
       write_field_picture(dir_ / "error.png", picture);
     }
   } catch (const std::runtime_error& e) {
@@ -244,7 +265,10 @@ void RunOutput::write_solution(const std::vector<double>& u,
     note("note: this build has no VTK: solution.vtu, centres.vtp, collocation.vtp not written");
     return;
   }
-  write_grid_vtu(dir_ / "solution.vtu", grid_, solution_arrays(u, residual));
+  if (grid_.time_sliced())
+    write_grid_series(dir_, "solution", grid_, solution_arrays(u, residual));
+  else
+    write_grid_vtu(dir_ / "solution.vtu", grid_, solution_arrays(u, residual));
 }
 
 void RunOutput::write_collocation(const CollocationBatch& batch, const std::vector<double>& e,

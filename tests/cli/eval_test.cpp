@@ -95,7 +95,10 @@ struct Network {
 class Eval : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    run_dir() = fs::path(RBFPDE_TEST_TMP) / "EvalSuiteRun";
+    // One directory per process: ctest -j runs the suite's tests in parallel processes, and a
+    // shared directory removed under another's run fails this set-up (which gtest reports as
+    // skipped tests).
+    run_dir() = fs::path(RBFPDE_TEST_TMP) / ("EvalSuiteRun." + std::to_string(::getpid()));
     fs::remove_all(run_dir());
     fs::create_directories(run_dir());
     write_text(run_dir() / "c.yaml", kTinyConfig);
@@ -105,6 +108,12 @@ class Eval : public ::testing::Test {
   static fs::path& run_dir() {
     static fs::path dir;
     return dir;
+  }
+  static void TearDownTestSuite() {
+    if (!::testing::UnitTest::GetInstance()->Failed()) {
+      std::error_code ec;
+      fs::remove_all(run_dir(), ec);
+    }
   }
   static std::string model() { return (run_dir() / "out/model.yaml").string(); }
   static Network network() { return Network{read_model_yaml(model())}; }
