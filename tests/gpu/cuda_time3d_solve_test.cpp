@@ -32,7 +32,9 @@ SolveResult solve_heat3d(const std::string& backend) {
   EXPECT_EQ(r.exit_code, 0) << backend << ": " << r.unsound;
   std::printf("heat3d (%s): relative L2 %.3e, estimate %.3e, %ld cycles, %.2f s\n", backend.c_str(),
               r.errors.rel_l2, r.error_estimate, r.outcome.cycles, r.outcome.seconds);
-  EXPECT_TRUE(std::filesystem::exists(dir + "/solution.pvd")) << backend;
+#ifdef RBFPDE_HAVE_VTK
+  EXPECT_TRUE(std::filesystem::exists(dir + "/solution.pvd")) << backend;  // VTK writes the series
+#endif
   return r;
 }
 
