@@ -82,9 +82,9 @@ def main():
                     return seed, rc, None, None
                 return seed, rc, summary, history
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(run, seeds))
-        for seed, rc, summary, history in results:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+        # map yields in seed order as the runs end, so a sweep cut short still prints its seeds.
+        for seed, rc, summary, history in pool.map(run, seeds):
             if summary is None:
                 print(f"{cfg} seed {seed}: no outputs (exit {rc})", file=sys.stderr)
                 bad += 1
@@ -100,7 +100,8 @@ def main():
             for l in levels:
                 reach[l].append(first_reach(history, l))
             print(f"{os.path.basename(cfg)} seed {seed}: L2 {err:.3e} estimate {est} "
-                  f"exit {rc} {summary['seconds']['training']:.3f} s", file=sys.stderr)
+                  f"exit {rc} {summary['seconds']['training']:.3f} s", file=sys.stderr, flush=True)
+        pool.shutdown()
         if not errs:
             continue
         cells = []
