@@ -126,7 +126,8 @@ def time_levels(summary):
 
 
 def check_series(run, directory, summary):
-    """solution.pvd of a problem with time; returns the points of one level (0 on failure)."""
+    """solution.pvd of a problem with time; returns the points of one level (None when the series
+    is not as expected)."""
     counts = summary["counts"]
     if os.path.exists(os.path.join(directory, "solution.vtu")):
         fail(run, "solution.vtu written beside solution.pvd")
@@ -137,21 +138,21 @@ def check_series(run, directory, summary):
                    for d in ElementTree.parse(path).getroot().iter("DataSet")]
     except (OSError, ElementTree.ParseError, TypeError, ValueError) as e:
         fail(run, f"solution.pvd: {e}")
-        return 0
+        return None
     reader = simple.PVDReader(FileName=path)
     times = list(reader.TimestepValues) if reader.TimestepValues else []
     if len(times) != len(expected) or not all(
             close(a, b, rtol=1e-12, atol=1e-12) for a, b in zip(times, expected)):
         fail(run, f"solution.pvd: time steps {times}, expected {expected}")
-        return 0
+        return None
     if len(entries) != len(times) or not all(
             close(a, b, rtol=1e-15) for a, (b, _) in zip(times, entries)):
         fail(run, f"solution.pvd: the reader's time steps {times} are not the file's "
                   f"{[t for t, _ in entries]}")
-        return 0
+        return None
     if counts["grid_points"] % len(times) != 0:
         fail(run, f"solution.pvd: {counts['grid_points']} grid points is not {len(times)} levels")
-        return 0
+        return None
     per_level = counts["grid_points"] // len(times)
     # Every file of the series, read on its own: one level's points and cells each.
     datasets = []
@@ -253,7 +254,7 @@ def check_snapshots(run, directory, summary, grid_points):
     for t in times:
         reader.UpdatePipeline(t)
         data = dsa.WrapDataObject(servermanager.Fetch(reader))
-        if data.GetNumberOfPoints() != grid_points:
+        if grid_points is not None and data.GetNumberOfPoints() != grid_points:
             fail(run, f"training.pvd at {t}: {data.GetNumberOfPoints()} points, expected "
                       f"{grid_points}")
         for name in names:
@@ -266,13 +267,14 @@ def check_snapshots(run, directory, summary, grid_points):
 def render(run, directory, series):
     picture = os.path.join(directory, "paraview_solution.png")
     view = simple.CreateView("RenderView")
-    if series:  # the last time step (t = end): a view asks its sources for its ViewTime
+    if series:
         reader = simple.PVDReader(FileName=os.path.join(directory, "solution.pvd"))
-        view.ViewTime = reader.TimestepValues[-1]
     else:
         reader = simple.XMLUnstructuredGridReader(
             FileName=[os.path.join(directory, "solution.vtu")])
     display = simple.Show(reader, view)
+    if series:  # the last time step (t = end): a view asks its sources for data at its ViewTime
+        view.ViewTime = reader.TimestepValues[-1]
     simple.ColorBy(display, ("POINTS", "u"))
     display.RescaleTransferFunctionToDataRange(True, False)
     view.ResetCamera()
@@ -316,7 +318,7 @@ def main(directories):
         check_centres(run, directory, summary)
         check_collocation(run, directory, summary)
         snapshots = check_snapshots(run, directory, summary, grid_points)
-        if not series or grid_points > 0:
+        if grid_points is not None:
             render(run, directory, series)
         status = "ok" if len(failures) == before else "FAILED"
         print(f"paraview_check: {run}: {summary['counts']['dimension']}D {summary['model']}, "

@@ -3,6 +3,7 @@
 // snapshots at t = end, summary.json's grid_points, and eval's grid mode (x, y, t columns; a .vtu
 // refused as for 4D). A plain 3D domain keeps its one solution.vtu.
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <sstream>
 #include <string>
@@ -110,8 +111,15 @@ TEST_F(Time2dSolve, WritesASeriesOf2dGridsAndNoSolutionVtu) {
       << pvd;
   EXPECT_NE(pvd.find("<DataSet timestep=\"1\" file=\"solution_0003.vtu\"/>"), std::string::npos);
 #ifdef RBFPDE_HAVE_PLPLOT
-  EXPECT_EQ(files.count("solution.png"), 1u);
-  EXPECT_EQ(files.count("error.png"), 1u);
+  // The pictures show the square at t = end: one panel (620 + 240 pixels wide), not the three
+  // slices of a 3D grid.
+  for (const char* name : {"solution.png", "error.png"}) {
+    const std::string png = read_text(out() / name);
+    ASSERT_GT(png.size(), 24u) << name;
+    std::uint32_t width = 0;
+    for (int i = 16; i < 20; ++i) width = (width << 8) | std::uint8_t(png[i]);
+    EXPECT_EQ(width, 860u) << name;
+  }
 #endif
 #ifdef RBFPDE_HAVE_VTK
   // Each file is the square's 6² lattice (quads, z = 0), and u_exact there is the exact solution
@@ -149,11 +157,16 @@ TEST_F(Time2dSolve, WritesASeriesOf2dGridsAndNoSolutionVtu) {
 #endif
 }
 
-// eval's grid mode on the model: the recorded grid (6² at 4 times) as points x, y, t.
+// eval's grid mode on the model: the recorded problem's default grid (41² at 21 times; the model
+// file keeps the problem, not the output section), or --resolution's, as points x, y, t.
 TEST_F(Time2dSolve, EvalGridIsEveryLevelsPointsWithT) {
   TempDir dir;
   const std::string model = (out() / "model.yaml").string();
-  const RunResult r = run_rbfpde({"eval", model, "--output", "e.csv", "-q"}, dir.path());
+  const RunResult whole = run_rbfpde({"eval", model, "--output", "d.csv", "-q"}, dir.path());
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(lines_of(read_text(dir / "d.csv")).size(), 1u + 41 * 41 * 21);
+  const RunResult r = run_rbfpde(
+      {"eval", model, "--resolution", "6", "6", "4", "--output", "e.csv", "-q"}, dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = lines_of(read_text(dir / "e.csv"));
   ASSERT_EQ(lines.size(), 1u + 6 * 6 * 4);
@@ -179,7 +192,8 @@ TEST_F(Time2dSolve, EvalGridIsEveryLevelsPointsWithT) {
   EXPECT_FALSE(fs::exists(dir / "g.vtu"));
 #ifdef RBFPDE_HAVE_VTK
   // .vtp: the points as they are, t the third coordinate.
-  const RunResult vtp = run_rbfpde({"eval", model, "--output", "h.vtp", "-q"}, dir.path());
+  const RunResult vtp = run_rbfpde(
+      {"eval", model, "--resolution", "6", "6", "4", "--output", "h.vtp", "-q"}, dir.path());
   ASSERT_EQ(vtp.exit_code, 0) << vtp.err;
   vtkNew<vtkXMLPolyDataReader> reader;
   reader->SetFileName((dir / "h.vtp").c_str());
