@@ -461,8 +461,8 @@ std::vector<int> space_resolution(const std::vector<int>& resolution, int space_
   if (static_cast<int>(resolution.size()) != space_dim + 1) {
     throw std::invalid_argument("evaluation grid: resolution has " +
                                 std::to_string(resolution.size()) + " entries, the domain is " +
-                                std::to_string(space_dim + 1) + "D (" +
-                                std::to_string(space_dim) + "D and time)");
+                                std::to_string(space_dim + 1) + "D (" + std::to_string(space_dim) +
+                                "D and time)");
   }
   levels = resolution.back();
   if (levels < 2) {

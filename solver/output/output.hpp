@@ -109,7 +109,8 @@ bool vtk_available();
 void write_grid_vtu(const std::filesystem::path& path, const EvaluationGrid& grid,
                     const std::vector<PointArray>& arrays);
 // A time-sliced grid as a series: <stem>_NNNN.vtu (the level, four digits), one spatial grid (2D
-// with z = 0, or 3D) per time level with its values, then <stem>.pvd, a collection of (t, file) entries, in `directory`.
+// with z = 0, or 3D) per time level with its values, then <stem>.pvd, a collection of (t, file)
+// entries, in `directory`.
 void write_grid_series(const std::filesystem::path& directory, const std::string& stem,
                        const EvaluationGrid& grid, const std::vector<PointArray>& arrays);
 // centres.vtp, collocation.vtp: points (n × dim) as vertices with point arrays; 3 coordinates

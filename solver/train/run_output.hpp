@@ -89,7 +89,8 @@ class RunOutput {
   void note(const std::string& text) const;
 
   // Final files: history.csv, solution.vtu (with time: solution.pvd, solution_NNNN.vtu),
-  // collocation.vtp (each skipped without VTK, with a note), summary.json; then the result lines on options.out.
+  // collocation.vtp (each skipped without VTK, with a note), summary.json; then the result lines on
+  // options.out.
   void write_history() const;
   // Also draws the pictures (convergence.png; solution.png and error.png of a 2D or 3D problem)
   // unless output.pictures is false; a build without PLplot notes that it draws none.

@@ -1,7 +1,7 @@
-// A problem over a 2D domain with time (three coordinates x, y, t), end to end: configs/heat2d.yaml's
-// default grid, a small CPU solve writing the solution.pvd series of 2D grids (no solution.vtu),
-// snapshots at t = end, summary.json's grid_points, and eval's grid mode (x, y, t columns; a .vtu
-// refused as for 4D). A plain 3D domain keeps its one solution.vtu.
+// A problem over a 2D domain with time (three coordinates x, y, t), end to end:
+// configs/heat2d.yaml's default grid, a small CPU solve writing the solution.pvd series of 2D grids
+// (no solution.vtu), snapshots at t = end, summary.json's grid_points, and eval's grid mode (x, y,
+// t columns; a .vtu refused as for 4D). A plain 3D domain keeps its one solution.vtu.
 #include <cmath>
 #include <cstdint>
 #include <set>
@@ -94,8 +94,8 @@ TEST_F(Time2dSolve, WritesASeriesOf2dGridsAndNoSolutionVtu) {
   EXPECT_EQ(files.count("solution.vtu"), 0u);
   for (const char* name :
        {"solution.pvd", "solution_0000.vtu", "solution_0001.vtu", "solution_0002.vtu",
-        "solution_0003.vtu", "training.pvd", "training_000005.vtu", "model.yaml",
-        "collocation.vtp", "centres.vtp", "summary.json"})
+        "solution_0003.vtu", "training.pvd", "training_000005.vtu", "model.yaml", "collocation.vtp",
+        "centres.vtp", "summary.json"})
     EXPECT_EQ(files.count(name), 1u) << name;
   EXPECT_EQ(files.count("solution_0004.vtu"), 0u);
   // Four times from start to end, both included: 0, 1/3, 2/3, 1.
@@ -211,12 +211,12 @@ TEST_F(Time2dSolve, EvalGridIsEveryLevelsPointsWithT) {
 TEST(Time2dCli, Plain3dDomainWritesOneSolutionVtu) {
   TempDir dir;
   write_text(dir / "c.yaml", read_text(fs::path(RBFPDE_SOURCE_DIR) / "configs/cube3d.yaml"));
-  const RunResult r = run_rbfpde(
-      {"solve", "c.yaml", "--backend", "cpu", "-q", "--no-pictures", "--set", "model.neurons=27",
-       "--set", "training.points.interior=300", "--set", "training.points.boundary=150", "--set",
-       "training.max_cycles=3", "--set", "output.resolution=[4,4,4]", "--set",
-       "output.directory=out"},
-      dir.path());
+  const RunResult r =
+      run_rbfpde({"solve", "c.yaml", "--backend", "cpu", "-q", "--no-pictures", "--set",
+                  "model.neurons=27", "--set", "training.points.interior=300", "--set",
+                  "training.points.boundary=150", "--set", "training.max_cycles=3", "--set",
+                  "output.resolution=[4,4,4]", "--set", "output.directory=out"},
+                 dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::set<std::string> files = files_in(dir / "out");
   EXPECT_EQ(files.count("solution.pvd"), 0u);

@@ -212,10 +212,11 @@ TEST(TimeSlicedGrid, SeriesOfA2dGridIsOne2dVtuPerTime) {
   for (std::size_t i = 0; i < n; ++i) u.values.push_back(std::cos(0.5 + i));
   const auto dir = fresh_dir("TimeSlicedGrid.SeriesOfA2dGridIsOne2dVtuPerTime");
   write_grid_series(dir, "solution", g, {u});
-  EXPECT_EQ(directory_listing(dir), (std::vector<std::string>{"solution.pvd", "solution_0000.vtu",
-                                                              "solution_0001.vtu"}));
-  EXPECT_NE(read_text(dir / "solution.pvd").find("<DataSet timestep=\"1\" file=\"solution_0001.vtu\"/>"),
-            std::string::npos);
+  EXPECT_EQ(directory_listing(dir),
+            (std::vector<std::string>{"solution.pvd", "solution_0000.vtu", "solution_0001.vtu"}));
+  EXPECT_NE(
+      read_text(dir / "solution.pvd").find("<DataSet timestep=\"1\" file=\"solution_0001.vtu\"/>"),
+      std::string::npos);
   for (int l = 0; l < 2; ++l) {
     const std::string name = "solution_000" + std::to_string(l) + ".vtu";
     vtkNew<vtkXMLUnstructuredGridReader> reader;
@@ -224,7 +225,8 @@ TEST(TimeSlicedGrid, SeriesOfA2dGridIsOne2dVtuPerTime) {
     vtkUnstructuredGrid* read = reader->GetOutput();
     ASSERT_EQ(read->GetNumberOfPoints(), static_cast<vtkIdType>(m)) << name;
     ASSERT_EQ(read->GetNumberOfCells(), 6) << name;
-    for (vtkIdType c = 0; c < read->GetNumberOfCells(); ++c) EXPECT_EQ(read->GetCellType(c), VTK_QUAD);
+    for (vtkIdType c = 0; c < read->GetNumberOfCells(); ++c)
+      EXPECT_EQ(read->GetCellType(c), VTK_QUAD);
     for (std::size_t p = 0; p < m; ++p) {
       double x[3];
       read->GetPoint(static_cast<vtkIdType>(p), x);
