@@ -52,33 +52,22 @@ TEST(Time2dCli, CheckGivesA2dGridAt21Times) {
 
 // One small solve shared by the suite (about a second on two cores): 27 neurons, 300 + 150
 // points, 5 iterations, a 6² grid at 4 times, a snapshot every 5 iterations.
-class Time2dSolve : public ::testing::Test {
+struct Time2dRun {
+  static constexpr const char* kName = "Time2dSolve";
+  static std::string config() { return heat2d_config(); }
+  static std::vector<std::string> arguments() {
+    return {"--set", "model.neurons=27",
+            "--set", "training.points.interior=300",
+            "--set", "training.points.boundary=150",
+            "--set", "training.max_cycles=5",
+            "--set", "output.resolution=[6,6,4]",
+            "--set", "output.snapshot_every=5",
+            "--set", "output.directory=out"};
+  }
+};
+
+class Time2dSolve : public SharedRunTest<Time2dRun> {
  protected:
-  static void SetUpTestSuite() {
-    // One directory per process: ctest runs each test of the suite in its own process, in
-    // parallel with -j.
-    run_dir() = fs::path(RBFPDE_TEST_TMP) / ("Time2dSolveSuiteRun." + std::to_string(::getpid()));
-    fs::remove_all(run_dir());
-    fs::create_directories(run_dir());
-    write_text(run_dir() / "c.yaml", heat2d_config());
-    const RunResult r = run_rbfpde(
-        {"solve", "c.yaml", "--backend", "cpu", "-q", "--set", "model.neurons=27", "--set",
-         "training.points.interior=300", "--set", "training.points.boundary=150", "--set",
-         "training.max_cycles=5", "--set", "output.resolution=[6,6,4]", "--set",
-         "output.snapshot_every=5", "--set", "output.directory=out"},
-        run_dir());
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
-  static fs::path& run_dir() {
-    static fs::path dir;
-    return dir;
-  }
-  static void TearDownTestSuite() {
-    if (!::testing::UnitTest::GetInstance()->Failed()) {
-      std::error_code ec;
-      fs::remove_all(run_dir(), ec);
-    }
-  }
   static fs::path out() { return run_dir() / "out"; }
 };
 
