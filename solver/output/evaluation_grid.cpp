@@ -535,12 +535,11 @@ std::vector<PointArray> time_level(const EvaluationGrid& grid, std::size_t level
 }
 
 EvaluationGrid make_lattice(const double* lo, const double* hi, int dim,
-                            const std::vector<int>& resolution, bool last_is_time) {
-  if (dim == 4 || (dim == 3 && last_is_time)) {
+                            const std::vector<int>& resolution) {
+  if (dim == 4) {
     int levels = 0;
-    const std::vector<int> space = space_resolution(resolution, dim - 1, levels);
-    return time_sliced(full_lattice(lattice_of(lo, hi, dim - 1, space)), levels, lo[dim - 1],
-                       hi[dim - 1]);
+    const std::vector<int> space = space_resolution(resolution, 3, levels);
+    return time_sliced(full_lattice(lattice_of(lo, hi, 3, space)), levels, lo[3], hi[3]);
   }
   return full_lattice(lattice_of(lo, hi, dim, resolution));
 }

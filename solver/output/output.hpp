@@ -76,16 +76,16 @@ struct EvaluationGrid {
 EvaluationGrid make_evaluation_grid(const Domain& domain, const std::vector<int>& resolution);
 
 // The lattice alone (no clipping, no point cloud): every point of the bounding box's lattice.
-// With dim 4, or dim 3 and last_is_time, the last axis is time (see below).
+// With dim 4 the last axis is time (see below); 3 axes are always a 3D lattice, since a box alone
+// does not say whether its last axis is t.
 EvaluationGrid make_lattice(const double* lo, const double* hi, int dim,
-                            const std::vector<int>& resolution, bool last_is_time = false);
+                            const std::vector<int>& resolution);
 
 // A domain over space and time (Ω × [start, end], problems/space_time.hpp, Ω 2D or 3D) has a
 // time-sliced grid (EvaluationGrid::times): make_evaluation_grid's grid of Ω with the first
 // dim − 1 entries of `resolution`, at resolution.back() evenly spaced times from start to end
-// (both included). make_lattice with a time axis likewise repeats the lattice of the box's first
-// dim − 1 axes at resolution.back() times from lo[dim − 1] to hi[dim − 1]; a plain 3D lattice
-// (last_is_time false) is not sliced.
+// (both included). make_lattice with dim 4 likewise repeats the 3D lattice of the box's first
+// three axes at resolution[3] times from lo[3] to hi[3].
 
 // Named per-point arrays, each with n_points × components values.
 struct PointArray {

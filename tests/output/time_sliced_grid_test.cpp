@@ -90,34 +90,15 @@ TEST(TimeSlicedGrid, EvaluationGridOfABallOverTimeIsTheBallsGridAtEachTime) {
   EXPECT_THROW(make_evaluation_grid(domain, {9, 9, 9}), std::invalid_argument);
 }
 
-// 2D space and time (three coordinates): the same slicing over a 2D grid, and only where the last
-// axis is known to be time.
-TEST(TimeSlicedGrid, LatticeOfThreeAxesIsSlicedOnlyWithTime) {
+// Three axes of a box alone are a plain 3D lattice (hexahedra over all three, no levels): only a
+// domain over space and time says that its last axis is t.
+TEST(TimeSlicedGrid, LatticeOfThreeAxesIsNotSliced) {
   const double lo[3] = {0, -1, 0.5}, hi[3] = {1, 1, 2};
-  const EvaluationGrid g = make_lattice(lo, hi, 3, {3, 4, 4}, true);
-  const EvaluationGrid space = make_lattice(lo, hi, 2, {3, 4});
-  ASSERT_TRUE(g.time_sliced());
-  EXPECT_EQ(g.dim, 3);
-  EXPECT_EQ(g.times, (std::vector<double>{0.5, 1.0, 1.5, 2.0}));
-  EXPECT_EQ(g.points_per_time(), space.n_points());
-  EXPECT_EQ(g.n_cells(), space.n_cells());  // 2·3 quads, shared by every level
-  for (std::size_t l = 0; l < 4; ++l) {
-    const EvaluationGrid level = time_level(g, l);
-    EXPECT_EQ(level.dim, 2);
-    EXPECT_EQ(level.points, space.points);
-    EXPECT_EQ(level.cells, space.cells);
-    EXPECT_EQ(level.cell_types, space.cell_types);
-    for (std::size_t p = 0; p < g.points_per_time(); ++p)
-      EXPECT_EQ(g.points[(l * g.points_per_time() + p) * 3 + 2], g.times[l]);
-  }
-  // A plain 3D lattice: hexahedra over all three axes, no levels.
   const EvaluationGrid box = make_lattice(lo, hi, 3, {3, 4, 4});
   EXPECT_FALSE(box.time_sliced());
   EXPECT_EQ(box.n_points(), 3u * 4u * 4u);
   EXPECT_EQ(box.n_cells(), 2u * 3u * 3u);
   EXPECT_EQ(box.cell_types[0], CellType::hexahedron);
-  EXPECT_THROW(make_lattice(lo, hi, 3, {3, 4}, true), std::invalid_argument);
-  EXPECT_THROW(make_lattice(lo, hi, 3, {3, 4, 1}, true), std::invalid_argument);
 }
 
 // A disk × [0, 2]: each level is the disk's own body-fitted 2D grid, at times 0 … 2 exactly; a
@@ -204,9 +185,11 @@ TEST(TimeSlicedGrid, SeriesIsOne3dVtuPerTimeAndAPvd) {
 
 // A 2D grid over time: one 2D .vtu (z = 0, quads) per time, with that level's values.
 TEST(TimeSlicedGrid, SeriesOfA2dGridIsOne2dVtuPerTime) {
-  const double lo[3] = {0, 0, 0}, hi[3] = {2, 1, 1};
-  const EvaluationGrid g = make_lattice(lo, hi, 3, {4, 3, 2}, true);
+  const SpaceTimeDomain domain(make_box({0, 0}, {2, 1}), 0, 1);
+  const EvaluationGrid g = make_evaluation_grid(domain, {4, 3, 2});
+  const double lo[2] = {0, 0}, hi[2] = {2, 1};
   const EvaluationGrid space = make_lattice(lo, hi, 2, {4, 3});
+  ASSERT_EQ(g.times, (std::vector<double>{0, 1}));
   const std::size_t n = g.n_points(), m = g.points_per_time();
   PointArray u{"u", 1, {}};
   for (std::size_t i = 0; i < n; ++i) u.values.push_back(std::cos(0.5 + i));
