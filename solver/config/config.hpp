@@ -56,15 +56,16 @@ struct ComputeConfig {
 struct OutputConfig {
   std::string directory;             // default output/<name>
   SourceLoc directory_loc;           // where `directory` was set (the file alone when defaulted)
-  std::vector<int> resolution;       // default_resolution(problem.dim)
+  std::vector<int> resolution;       // default_resolution(problem.dim, time)
   int snapshot_every = 0;            // cycles between training snapshots, 0 = none
   int report_every = 10;             // cycles between history rows / progress lines
   bool pictures = true;              // convergence.png, solution.png, error.png (with PLplot)
 };
 
-// output.resolution's default for points of `dim` coordinates: [101, 101] in 2D, [41, 41, 41] in
-// 3D, [21, 21, 21, 11] with 4 (3D space and 11 times).
-std::vector<int> default_resolution(int dim);
+// output.resolution's default for points of `dim` coordinates (`time`: the last one is t):
+// [101, 101] in 2D, [41, 41, 41] in 3D, [41, 41, 21] with 3 and time (2D space and 21 times),
+// [21, 21, 21, 11] with 4 (3D space and 11 times).
+std::vector<int> default_resolution(int dim, bool time = false);
 
 struct Config {
   std::string file;  // the YAML file it came from

@@ -466,10 +466,10 @@ ComputeConfig read_compute(const Field& field) {
   return compute;
 }
 
-OutputConfig read_output(const Field& field, const std::string& name, int dim) {
+OutputConfig read_output(const Field& field, const std::string& name, int dim, bool time) {
   OutputConfig output;
   output.directory = "output/" + name;
-  output.resolution = default_resolution(dim);
+  output.resolution = default_resolution(dim, time);
   if (!field.present()) return output;
   field.check_map({"directory", "resolution", "snapshot_every", "report_every", "pictures"});
   if (const Field f = field.child("directory"); f.present()) {
@@ -522,7 +522,8 @@ Config config_from_tree(const YAML::Node& root, const Origin& origin,
   config.training = read_training(tree.child("training"), config.model, neurons_given,
                                   config.problem.dim);
   config.compute = read_compute(tree.child("compute"));
-  config.output = read_output(tree.child("output"), config.name, config.problem.dim);
+  config.output = read_output(tree.child("output"), config.name, config.problem.dim,
+                              config.problem.time.has_value());
   if (config.output.directory_loc.file.empty())
     config.output.directory_loc = SourceLoc{config.file};
   return config;
@@ -532,8 +533,9 @@ Config config_from_tree(const YAML::Node& root, const Origin& origin,
 
 namespace rbfpde {
 
-std::vector<int> default_resolution(int dim) {
+std::vector<int> default_resolution(int dim, bool time) {
   if (dim >= 4) return {21, 21, 21, 11};
+  if (dim == 3 && time) return {41, 41, 21};
   return dim == 3 ? std::vector<int>{41, 41, 41} : std::vector<int>{101, 101};
 }
 

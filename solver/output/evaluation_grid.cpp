@@ -455,19 +455,21 @@ bool point_cloud(const Domain& domain, DomainGeometry& g) {
   return g.type == "points";
 }
 
-// Checks a 4-coordinate resolution and splits off its time levels (the last entry).
-std::vector<int> space_resolution(const std::vector<int>& resolution, int& levels) {
-  if (resolution.size() != 4) {
+// Checks the resolution of a grid over space (`space_dim` axes) and time and splits off its time
+// levels (the last entry).
+std::vector<int> space_resolution(const std::vector<int>& resolution, int space_dim, int& levels) {
+  if (static_cast<int>(resolution.size()) != space_dim + 1) {
     throw std::invalid_argument("evaluation grid: resolution has " +
-                                std::to_string(resolution.size()) +
-                                " entries, the domain is 4D (3D and time)");
+                                std::to_string(resolution.size()) + " entries, the domain is " +
+                                std::to_string(space_dim + 1) + "D (" + std::to_string(space_dim) +
+                                "D and time)");
   }
-  levels = resolution[3];
+  levels = resolution.back();
   if (levels < 2) {
     throw std::invalid_argument("evaluation grid: resolution must be at least 2 per axis, got " +
                                 std::to_string(levels));
   }
-  return {resolution[0], resolution[1], resolution[2]};
+  return {resolution.begin(), resolution.end() - 1};
 }
 
 // The spatial grid at `levels` evenly spaced times in [start, end] (EvaluationGrid::times).
@@ -536,7 +538,7 @@ EvaluationGrid make_lattice(const double* lo, const double* hi, int dim,
                             const std::vector<int>& resolution) {
   if (dim == 4) {
     int levels = 0;
-    const std::vector<int> space = space_resolution(resolution, levels);
+    const std::vector<int> space = space_resolution(resolution, 3, levels);
     return time_sliced(full_lattice(lattice_of(lo, hi, 3, space)), levels, lo[3], hi[3]);
   }
   return full_lattice(lattice_of(lo, hi, dim, resolution));
@@ -544,15 +546,14 @@ EvaluationGrid make_lattice(const double* lo, const double* hi, int dim,
 
 EvaluationGrid make_evaluation_grid(const Domain& domain, const std::vector<int>& resolution) {
   const int dim = domain.dim();
-  if (dim == 4) {
-    const auto* space_time = dynamic_cast<const SpaceTimeDomain*>(&domain);
-    if (!space_time)
-      throw std::invalid_argument("evaluation grid: a 4D domain must be 3D space and time");
+  if (const auto* space_time = dynamic_cast<const SpaceTimeDomain*>(&domain)) {
     int levels = 0;
-    const std::vector<int> space = space_resolution(resolution, levels);
+    const std::vector<int> space = space_resolution(resolution, dim - 1, levels);
     return time_sliced(make_evaluation_grid(space_time->space(), space), levels,
                        space_time->start(), space_time->end());
   }
+  if (dim == 4)
+    throw std::invalid_argument("evaluation grid: a 4D domain must be 3D space and time");
   DomainGeometry g;
   if (point_cloud(domain, g)) {
     if (g.dim != dim || g.points.size() % static_cast<std::size_t>(dim) != 0 || g.points.empty())

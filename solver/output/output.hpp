@@ -37,10 +37,10 @@ struct EvaluationGrid {
   std::vector<long long> cells;         // point ids of every cell, one cell after the other
   std::vector<long long> cell_offsets;  // n_cells + 1 entries (empty when there are no cells)
   std::vector<CellType> cell_types;     // one per cell
-  // A grid over 3D space and time (dim 4, which no VTK cell spans) is one spatial grid at each of
-  // `times` (ascending): points [l·m, (l + 1)·m) are the spatial grid's m points with
-  // t = times[l] appended, and the cells are the spatial grid's (point ids < m), the same at every
-  // time. Empty for every other grid.
+  // A grid over 2D or 3D space and time (dim 3 or 4) is one spatial grid at each of `times`
+  // (ascending): points [l·m, (l + 1)·m) are the spatial grid's m points with t = times[l]
+  // appended, and the cells are the spatial grid's (point ids < m), the same at every time. Empty
+  // for every other grid.
   std::vector<double> times;
   bool time_sliced() const { return !times.empty(); }
   // Points of one time level (all of them when the grid is not time-sliced).
@@ -76,14 +76,16 @@ struct EvaluationGrid {
 EvaluationGrid make_evaluation_grid(const Domain& domain, const std::vector<int>& resolution);
 
 // The lattice alone (no clipping, no point cloud): every point of the bounding box's lattice.
+// With dim 4 the last axis is time (see below); 3 axes are always a 3D lattice, since a box alone
+// does not say whether its last axis is t.
 EvaluationGrid make_lattice(const double* lo, const double* hi, int dim,
                             const std::vector<int>& resolution);
 
-// A domain of dimension 4 (3D space × [start, end], problems/space_time.hpp) has a time-sliced
-// grid (EvaluationGrid::times): make_evaluation_grid's 3D grid of the spatial domain with the
-// first three entries of `resolution`, at resolution[3] evenly spaced times from start to end;
-// make_lattice with dim 4 likewise repeats the 3D lattice of the box's first three axes at
-// resolution[3] times from lo[3] to hi[3].
+// A domain over space and time (Ω × [start, end], problems/space_time.hpp, Ω 2D or 3D) has a
+// time-sliced grid (EvaluationGrid::times): make_evaluation_grid's grid of Ω with the first
+// dim − 1 entries of `resolution`, at resolution.back() evenly spaced times from start to end
+// (both included). make_lattice with dim 4 likewise repeats the 3D lattice of the box's first
+// three axes at resolution[3] times from lo[3] to hi[3].
 
 // Named per-point arrays, each with n_points × components values.
 struct PointArray {
@@ -106,11 +108,13 @@ bool vtk_available();
 // (write_grid_series writes it).
 void write_grid_vtu(const std::filesystem::path& path, const EvaluationGrid& grid,
                     const std::vector<PointArray>& arrays);
-// A time-sliced grid as a series: <stem>_NNNN.vtu (the level, four digits), one 3D grid per time
-// level with its values, then <stem>.pvd, a collection of (t, file) entries, in `directory`.
+// A time-sliced grid as a series: <stem>_NNNN.vtu (the level, four digits), one spatial grid (2D
+// with z = 0, or 3D) per time level with its values, then <stem>.pvd, a collection of (t, file)
+// entries, in `directory`.
 void write_grid_series(const std::filesystem::path& directory, const std::string& stem,
                        const EvaluationGrid& grid, const std::vector<PointArray>& arrays);
-// centres.vtp, collocation.vtp: points (n × dim) as vertices with point arrays. With dim 4
+// centres.vtp, collocation.vtp: points (n × dim) as vertices with point arrays; 3 coordinates
+// (3D space, or 2D space and time) are x, y, z as they are. With dim 4
 // (3D space and time) the points are (x, y, z) and t is written as the point array `t`.
 void write_points_vtp(const std::filesystem::path& path, int dim, const std::vector<double>& points,
                       const std::vector<PointArray>& arrays);

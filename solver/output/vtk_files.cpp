@@ -1,5 +1,5 @@
 // solution.vtu, centres.vtp, collocation.vtp (VTK's XML writers), training.pvd and the
-// solution.pvd series of a problem with 3D space and time (plain XML).
+// solution.pvd series of a problem with time (plain XML).
 // VTK writes into memory; write_file_atomic then puts the bytes on disk, so the VTK files get the
 // same temp-file-and-rename guarantee and the same error messages as every other output.
 #include <algorithm>

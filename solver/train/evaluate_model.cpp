@@ -172,13 +172,15 @@ EvalSummary evaluate_model(const EvalRequest& r) {
   if (m.config) problem = Problem::build(m.config->problem);
   const EvaluationGrid grid = points_of(r, m, problem);
   const std::string ext = extension_of(r.output_file);
-  // A 4D model (3D space and time) has no VTK cells: its points go to a .csv or a .vtp (t as a
-  // point array).
-  if (m.dim == 4 ? ext == ".vtu" : m.dim != 2 && m.dim != 3 && ext != ".csv")
+  // A model with time has its points go to a .csv or a .vtp (t as the point array `t` in 4D, as z
+  // with 2D space): a .vtu holds one grid, and solve's solution.pvd series is the grid over time.
+  // A 4D model without a recorded problem has time too (no VTK cell spans four coordinates).
+  const bool with_time = m.dim == 4 || (m.config && m.config->problem.time);
+  if (with_time ? ext == ".vtu" : m.dim != 2 && m.dim != 3 && ext != ".csv")
     throw InputError(SourceLoc{"--output"}, "",
-                     std::string("expected a .csv") + (m.dim == 4 ? " or .vtp" : "") +
-                         " output for a " + std::to_string(m.dim) + "D model, found \"" +
-                         r.output_file + "\"");
+                     std::string("expected a .csv") + (with_time ? " or .vtp" : "") +
+                         " output for a " + std::to_string(m.dim) + "D model" +
+                         (with_time ? " with time" : "") + ", found \"" + r.output_file + "\"");
 
   const std::size_t n = grid.n_points();
   std::vector<double> u, lap;

@@ -165,7 +165,7 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
     std::snprintf(name, sizeof name, "training_%06ld.vtu", cycle);
     if (snapshots_.empty() || snapshots_.back().second != name) {
       if (grid_.time_sliced()) {
-        // A grid over 3D space and time: the snapshot is its last time level (t = end).
+        // A grid over space and time: the snapshot is its last time level (t = end).
         const std::size_t last = grid_.times.size() - 1;
         write_grid_vtu(dir_ / name, time_level(grid_, last),
                        time_level(grid_, last, solution_arrays(u, residual)));
@@ -212,7 +212,7 @@ void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
   try {
     write_curve_picture(dir_ / "convergence.png", config_.name + ": convergence",
                         convergence_panels(history_.rows()));
-    // A grid over 3D space and time is drawn at its last time level (t = end), as a 3D one.
+    // A grid over space and time is drawn at its last time level (t = end), as a grid of Ω.
     const bool sliced = grid_.time_sliced();
     const std::size_t last = sliced ? grid_.times.size() - 1 : 0;
     const EvaluationGrid grid = sliced ? time_level(grid_, last) : EvaluationGrid{};
@@ -226,10 +226,8 @@ void RunOutput::write_pictures(const std::vector<PointArray>& arrays) const {
     if (sliced) std::snprintf(when, sizeof when, " at t = %.6g", grid_.times[last]);
     const int dim = drawn.dim;
     if (dim != 2 && dim != 3) return;
-    // A 2D problem with time is drawn over x, y and t.
     const std::vector<std::string> axes =
-        dim == 2 ? std::vector<std::string>{"x", "y"}
-                 : std::vector<std::string>{"x", "y", problem_.has_time() && !sliced ? "t" : "z"};
+        dim == 2 ? std::vector<std::string>{"x", "y"} : std::vector<std::string>{"x", "y", "z"};
     const std::vector<double>* u = array_named(level, "u");
     const std::vector<double>* error = array_named(level, "error");
     const std::vector<double>* residual = array_named(level, "residual");
@@ -262,7 +260,9 @@ void RunOutput::write_solution(const std::vector<double>& u,
   if (!writes()) return;
   write_pictures(solution_arrays(u, residual));
   if (!vtk_available()) {
-    note("note: this build has no VTK: solution.vtu, centres.vtp, collocation.vtp not written");
+    note(std::string("note: this build has no VTK: ") +
+         (grid_.time_sliced() ? "solution.pvd" : "solution.vtu") +
+         ", centres.vtp, collocation.vtp not written");
     return;
   }
   if (grid_.time_sliced())

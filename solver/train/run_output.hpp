@@ -1,7 +1,8 @@
 // What every model's run leaves behind, written the same way for the RBF network and the MLP:
 // the evaluation grid with the exact solution on it, reports (history rows, progress line,
-// snapshots), solution.vtu, collocation.vtp and summary.json. The model-specific files
-// (centres.vtp, model.yaml) are written by the model's own solve.
+// snapshots), solution.vtu (solution.pvd and its series with time), collocation.vtp and
+// summary.json. The model-specific files (centres.vtp, model.yaml) are written by the model's own
+// solve.
 #pragma once
 
 #include <filesystem>
@@ -87,8 +88,9 @@ class RunOutput {
   // Notes on the progress stream (not with --quiet).
   void note(const std::string& text) const;
 
-  // Final files: history.csv, solution.vtu, collocation.vtp (each skipped without VTK, with a
-  // note), summary.json; then the result lines on options.out.
+  // Final files: history.csv, solution.vtu (with time: solution.pvd, solution_NNNN.vtu),
+  // collocation.vtp (each skipped without VTK, with a note), summary.json; then the result lines on
+  // options.out.
   void write_history() const;
   // Also draws the pictures (convergence.png; solution.png and error.png of a 2D or 3D problem)
   // unless output.pictures is false; a build without PLplot notes that it draws none.

@@ -125,6 +125,38 @@ inline RunResult run_rbfpde(const std::vector<std::string>& args, const fs::path
   return r;
 }
 
+// A fixture whose suite shares one CPU solve, `rbfpde solve c.yaml --backend cpu -q ARGS...` with
+// c.yaml = Run::config() and ARGS = Run::arguments(), in run_dir(): one directory per process
+// (Run::kName + "SuiteRun.<pid>"), since ctest -j runs the suite's tests in parallel processes and
+// a directory removed under another's run fails the set-up (which gtest reports as skipped tests).
+// The directory is removed after the suite unless a test failed.
+template <class Run>
+class SharedRunTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    run_dir() = fs::path(RBFPDE_TEST_TMP) /
+                (std::string(Run::kName) + "SuiteRun." + std::to_string(::getpid()));
+    fs::remove_all(run_dir());
+    fs::create_directories(run_dir());
+    write_text(run_dir() / "c.yaml", Run::config());
+    std::vector<std::string> args = {"solve", "c.yaml", "--backend", "cpu", "-q"};
+    const std::vector<std::string> extra = Run::arguments();
+    args.insert(args.end(), extra.begin(), extra.end());
+    const RunResult r = run_rbfpde(args, run_dir());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    if (!::testing::UnitTest::GetInstance()->Failed()) {
+      std::error_code ec;
+      fs::remove_all(run_dir(), ec);
+    }
+  }
+  static fs::path& run_dir() {
+    static fs::path dir;
+    return dir;
+  }
+};
+
 // Every file under `root` (relative path → content); directories appear with content "<dir>".
 inline std::map<std::string, std::string> tree(const fs::path& root) {
   std::map<std::string, std::string> files;

@@ -92,29 +92,14 @@ struct Network {
 };
 
 // One tiny run shared by the suite: its output directory holds solution.vtu and model.yaml.
-class Eval : public ::testing::Test {
+struct EvalRun {
+  static constexpr const char* kName = "Eval";
+  static std::string config() { return kTinyConfig; }
+  static std::vector<std::string> arguments() { return {}; }
+};
+
+class Eval : public SharedRunTest<EvalRun> {
  protected:
-  static void SetUpTestSuite() {
-    // One directory per process: ctest -j runs the suite's tests in parallel processes, and a
-    // shared directory removed under another's run fails this set-up (which gtest reports as
-    // skipped tests).
-    run_dir() = fs::path(RBFPDE_TEST_TMP) / ("EvalSuiteRun." + std::to_string(::getpid()));
-    fs::remove_all(run_dir());
-    fs::create_directories(run_dir());
-    write_text(run_dir() / "c.yaml", kTinyConfig);
-    const RunResult r = run_rbfpde({"solve", "c.yaml", "--backend", "cpu", "--quiet"}, run_dir());
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
-  static fs::path& run_dir() {
-    static fs::path dir;
-    return dir;
-  }
-  static void TearDownTestSuite() {
-    if (!::testing::UnitTest::GetInstance()->Failed()) {
-      std::error_code ec;
-      fs::remove_all(run_dir(), ec);
-    }
-  }
   static std::string model() { return (run_dir() / "out/model.yaml").string(); }
   static Network network() { return Network{read_model_yaml(model())}; }
 };

@@ -60,33 +60,22 @@ TEST(Time3dCli, EmptyIntervalIsOneLineExitTwoNothingWritten) {
 
 // One small solve shared by the suite (about 5 s on two cores): 40 neurons, 800 + 800 points,
 // 30 iterations, a 6³ grid at 3 times, a snapshot every 10 iterations.
-class Time3dSolve : public ::testing::Test {
+struct Time3dRun {
+  static constexpr const char* kName = "Time3dSolve";
+  static std::string config() { return heat3d_config(); }
+  static std::vector<std::string> arguments() {
+    return {"--set", "model.neurons=40",
+            "--set", "training.points.interior=800",
+            "--set", "training.points.boundary=800",
+            "--set", "training.max_cycles=30",
+            "--set", "output.resolution=[6,6,6,3]",
+            "--set", "output.snapshot_every=10",
+            "--set", "output.directory=out"};
+  }
+};
+
+class Time3dSolve : public SharedRunTest<Time3dRun> {
  protected:
-  static void SetUpTestSuite() {
-    // One directory per process: ctest runs each test of the suite in its own process, in
-    // parallel with -j.
-    run_dir() = fs::path(RBFPDE_TEST_TMP) / ("Time3dSolveSuiteRun." + std::to_string(::getpid()));
-    fs::remove_all(run_dir());
-    fs::create_directories(run_dir());
-    write_text(run_dir() / "c.yaml", heat3d_config());
-    const RunResult r = run_rbfpde(
-        {"solve", "c.yaml", "--backend", "cpu", "-q", "--set", "model.neurons=40", "--set",
-         "training.points.interior=800", "--set", "training.points.boundary=800", "--set",
-         "training.max_cycles=30", "--set", "output.resolution=[6,6,6,3]", "--set",
-         "output.snapshot_every=10", "--set", "output.directory=out"},
-        run_dir());
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
-  static fs::path& run_dir() {
-    static fs::path dir;
-    return dir;
-  }
-  static void TearDownTestSuite() {
-    if (!::testing::UnitTest::GetInstance()->Failed()) {
-      std::error_code ec;
-      fs::remove_all(run_dir(), ec);
-    }
-  }
   static fs::path out() { return run_dir() / "out"; }
 };
 

@@ -71,7 +71,8 @@ TEST(ConfigGeneral, ReadsHeatWithTimeAsASpaceTimeProblem) {
   EXPECT_EQ(c.problem.space_dim(), 2);
   ASSERT_TRUE(c.problem.time && c.problem.initial && c.problem.diffusivity);
   EXPECT_EQ(c.problem.time->end, 0.5);
-  // Space-time is 3D for the defaults: those of a box, a 41³ grid.
+  // Space-time is 3D for the model's and training's defaults (those of a box); the grid is the
+  // square's 41² at 21 times, the box's a 41³ lattice.
   const Config box = load_config(write_tmp("heat_box.yaml",
                                            "problem:\n"
                                            "  domain: {type: box, min: [0, 0, 0], max: [1, 1, 1]}\n"
@@ -83,7 +84,8 @@ TEST(ConfigGeneral, ReadsHeatWithTimeAsASpaceTimeProblem) {
   EXPECT_EQ(c.training.points_boundary, box.training.points_boundary);
   EXPECT_NE(c.model.neurons,
             load_config(write_tmp("heat_plain.yaml", testing::kProblem)).model.neurons);
-  EXPECT_EQ(c.output.resolution, (std::vector<int>{41, 41, 41}));
+  EXPECT_EQ(c.output.resolution, (std::vector<int>{41, 41, 21}));
+  EXPECT_EQ(box.output.resolution, (std::vector<int>{41, 41, 41}));
   const Problem p = Problem::build(c.problem);
   EXPECT_TRUE(p.has_time());
   const Config again = load_config_text(dump_config(c), "dump.yaml");

@@ -1,6 +1,6 @@
-// The evaluation grid of a problem with 3D space and time (4 coordinates): one 3D grid at each
+// The evaluation grid of a problem with time (2D or 3D space and t): one spatial grid at each
 // time level (EvaluationGrid::times), its levels taken apart by time_level, and written as a
-// series of 3D .vtu files with a .pvd collection; points with t as a .vtp point array.
+// series of .vtu files (2D or 3D) with a .pvd collection; 4D points with t as a .vtp point array.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -90,6 +90,44 @@ TEST(TimeSlicedGrid, EvaluationGridOfABallOverTimeIsTheBallsGridAtEachTime) {
   EXPECT_THROW(make_evaluation_grid(domain, {9, 9, 9}), std::invalid_argument);
 }
 
+// Three axes of a box alone are a plain 3D lattice (hexahedra over all three, no levels): only a
+// domain over space and time says that its last axis is t.
+TEST(TimeSlicedGrid, LatticeOfThreeAxesIsNotSliced) {
+  const double lo[3] = {0, -1, 0.5}, hi[3] = {1, 1, 2};
+  const EvaluationGrid box = make_lattice(lo, hi, 3, {3, 4, 4});
+  EXPECT_FALSE(box.time_sliced());
+  EXPECT_EQ(box.n_points(), 3u * 4u * 4u);
+  EXPECT_EQ(box.n_cells(), 2u * 3u * 3u);
+  EXPECT_EQ(box.cell_types[0], CellType::hexahedron);
+}
+
+// A disk × [0, 2]: each level is the disk's own body-fitted 2D grid, at times 0 … 2 exactly; a
+// plain 3D domain keeps its one grid.
+TEST(TimeSlicedGrid, EvaluationGridOfADiskOverTimeIsTheDisksGridAtEachTime) {
+  const SpaceTimeDomain domain(make_ball({0.5, 0.5}, 0.5), 0, 2);
+  const EvaluationGrid g = make_evaluation_grid(domain, {11, 11, 3});
+  const EvaluationGrid disk = make_evaluation_grid(domain.space(), {11, 11});
+  ASSERT_TRUE(g.time_sliced());
+  EXPECT_EQ(g.dim, 3);
+  EXPECT_EQ(g.times, (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(g.points_per_time(), disk.n_points());
+  EXPECT_EQ(g.n_points(), 3 * disk.n_points());
+  for (std::size_t l = 0; l < 3; ++l) {
+    const EvaluationGrid level = time_level(g, l);
+    EXPECT_EQ(level.points, disk.points);
+    EXPECT_EQ(level.cells, disk.cells);
+    EXPECT_EQ(level.cell_types, disk.cell_types);
+  }
+  for (std::size_t p = 0; p < g.n_points(); ++p) EXPECT_TRUE(domain.contains(&g.points[3 * p]));
+  EXPECT_THROW(make_evaluation_grid(domain, {11, 11}), std::invalid_argument);
+  EXPECT_THROW(make_evaluation_grid(domain, {11, 11, 3, 3}), std::invalid_argument);
+  EXPECT_THROW(make_evaluation_grid(domain, {11, 11, 1}), std::invalid_argument);
+  const auto cube = make_box({0, 0, 0}, {1, 1, 1});
+  const EvaluationGrid box = make_evaluation_grid(*cube, {3, 3, 3});
+  EXPECT_FALSE(box.time_sliced());
+  EXPECT_EQ(box.n_points(), 27u);
+}
+
 TEST(TimeSlicedGrid, SingleFileWriterRefusesASlicedGrid) {
   const double lo[4] = {0, 0, 0, 0}, hi[4] = {1, 1, 1, 1};
   const EvaluationGrid g = make_lattice(lo, hi, 4, {2, 2, 2, 2});
@@ -142,6 +180,48 @@ TEST(TimeSlicedGrid, SeriesIsOne3dVtuPerTimeAndAPvd) {
       ASSERT_EQ(values->GetComponent(static_cast<vtkIdType>(p), 0), u.values[l * m + p]);
     // The grid reads back as a 3D one, as eval's --points reads it.
     EXPECT_EQ(read_vtk_grid(dir / name, 3).n_points(), m);
+  }
+}
+
+// A 2D grid over time: one 2D .vtu (z = 0, quads) per time, with that level's values.
+TEST(TimeSlicedGrid, SeriesOfA2dGridIsOne2dVtuPerTime) {
+  const SpaceTimeDomain domain(make_box({0, 0}, {2, 1}), 0, 1);
+  const EvaluationGrid g = make_evaluation_grid(domain, {4, 3, 2});
+  const double lo[2] = {0, 0}, hi[2] = {2, 1};
+  const EvaluationGrid space = make_lattice(lo, hi, 2, {4, 3});
+  ASSERT_EQ(g.times, (std::vector<double>{0, 1}));
+  const std::size_t n = g.n_points(), m = g.points_per_time();
+  PointArray u{"u", 1, {}};
+  for (std::size_t i = 0; i < n; ++i) u.values.push_back(std::cos(0.5 + i));
+  const auto dir = fresh_dir("TimeSlicedGrid.SeriesOfA2dGridIsOne2dVtuPerTime");
+  write_grid_series(dir, "solution", g, {u});
+  EXPECT_EQ(directory_listing(dir),
+            (std::vector<std::string>{"solution.pvd", "solution_0000.vtu", "solution_0001.vtu"}));
+  EXPECT_NE(
+      read_text(dir / "solution.pvd").find("<DataSet timestep=\"1\" file=\"solution_0001.vtu\"/>"),
+      std::string::npos);
+  for (int l = 0; l < 2; ++l) {
+    const std::string name = "solution_000" + std::to_string(l) + ".vtu";
+    vtkNew<vtkXMLUnstructuredGridReader> reader;
+    reader->SetFileName((dir / name).c_str());
+    reader->Update();
+    vtkUnstructuredGrid* read = reader->GetOutput();
+    ASSERT_EQ(read->GetNumberOfPoints(), static_cast<vtkIdType>(m)) << name;
+    ASSERT_EQ(read->GetNumberOfCells(), 6) << name;
+    for (vtkIdType c = 0; c < read->GetNumberOfCells(); ++c)
+      EXPECT_EQ(read->GetCellType(c), VTK_QUAD);
+    for (std::size_t p = 0; p < m; ++p) {
+      double x[3];
+      read->GetPoint(static_cast<vtkIdType>(p), x);
+      EXPECT_EQ(x[0], space.points[2 * p]);
+      EXPECT_EQ(x[1], space.points[2 * p + 1]);
+      EXPECT_EQ(x[2], 0.0);
+    }
+    vtkDataArray* values = read->GetPointData()->GetArray("u");
+    ASSERT_NE(values, nullptr);
+    for (std::size_t p = 0; p < m; ++p)
+      ASSERT_EQ(values->GetComponent(static_cast<vtkIdType>(p), 0), u.values[l * m + p]);
+    EXPECT_EQ(read_vtk_grid(dir / name, 2).n_points(), m);
   }
 }
 
