@@ -38,10 +38,7 @@ MlpTrainer<T>::MlpTrainer(const Config& config, const Problem& problem, MlpBacke
 
 template <class T>
 bool MlpTrainer<T>::any_rank(bool mine) const {
-  if (comm_->size() == 1) return mine;
-  double v = mine ? 1.0 : 0.0;
-  comm_->allreduce_sum(&v, 1);
-  return v > 0;
+  return rbfpde::any_rank(*comm_, mine);
 }
 
 template <class T>
@@ -65,10 +62,10 @@ void MlpTrainer<T>::draw_batch(PhaseTimes& times, std::uint64_t index) {
   }
   // This rank's share of the batch; with one rank, the whole of it.
   const int rank = comm_->rank(), ranks = comm_->size();
-  problem_.sample(state_.rng,
-                  share_of(std::size_t(config_.training.points_interior), rank, ranks).count,
-                  share_of(std::size_t(config_.training.points_boundary), rank, ranks).count,
-                  state_.batch);
+  const TrainingConfig& tc = config_.training;
+  const std::size_t n_int = share_of(std::size_t(tc.points_interior), rank, ranks).count;
+  const std::size_t n_bnd = share_of(std::size_t(tc.points_boundary), rank, ranks).count;
+  problem_.sample(state_.rng, n_int, n_bnd, state_.batch);
   times.sampling += since(t0);
   t0 = Clock::now();
   backend_.set_batch(state_.batch);

@@ -1,7 +1,7 @@
-// The CPU MLP backend over several ranks against one process on the union of the ranks' points,
-// for the MLP trainer's second-order methods: LM's normal equations (JᵀJ and JᵀR summed over the
+// The CPU MLP backend over several ranks against one process on the union of the ranks' points:
+// the loss, the gradient and an Adam step, LM's normal equations (JᵀJ and JᵀR summed over the
 // ranks' rows) and L-BFGS iterations driven by the summed loss and gradient agree to rounding, and
-// the iterates are identical on every rank. The batch has general rows (a Helmholtz-like c·u
+// the parameters are identical on every rank. The batch has general rows (a Helmholtz-like c·u
 // in the interior, Robin rows α·u + β·∂u/∂n on the boundary), so every stream is summed.
 #include <gtest/gtest.h>
 
@@ -48,33 +48,25 @@ class MpiMlp : public testing::Test {
     ranked->set_parameters(theta);
   }
 
-  // max |a − b| ≤ rel · max |a|, with max |a| > 0 (a comparison of zeros proves nothing).
-  static void expect_close(const std::vector<double>& a, const std::vector<double>& b, double rel,
-                           const char* what) {
-    ASSERT_EQ(a.size(), b.size()) << what;
-    double scale = 0, err = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      scale = std::max(scale, std::abs(a[i]));
-      err = std::max(err, std::abs(a[i] - b[i]));
-    }
-    EXPECT_GT(scale, 0.0) << what;
-    EXPECT_LE(err, rel * scale) << what << ": max difference " << err << " against max |value| "
-                                << scale;
-  }
-
-  // Every rank holds the same `mine`, bit for bit.
-  void expect_identical_on_every_rank(const std::vector<double>& mine) const {
-    std::vector<double> all(mine.size() * std::size_t(comm->size()));
-    comm->allgather(mine.data(), mine.size(), all.data());
-    for (int r = 1; r < comm->size(); ++r)
-      for (std::size_t i = 0; i < mine.size(); ++i)
-        ASSERT_EQ(all[i], all[std::size_t(r) * mine.size() + i]) << "rank " << r << ", entry " << i;
-  }
-
   std::shared_ptr<Communicator> comm;
   std::vector<double> theta;
   std::unique_ptr<MlpBackend<double>> single, ranked;
 };
+
+TEST_F(MpiMlp, LossGradientAndAdamStepMatchTheUnion) {
+  const LossParts a = single->loss_and_gradient(), b = ranked->loss_and_gradient();
+  EXPECT_NEAR(a.loss, b.loss, 1e-13 * a.loss);
+  EXPECT_NEAR(a.rms_interior, b.rms_interior, 1e-13 * a.rms_interior);
+  EXPECT_NEAR(a.rms_boundary, b.rms_boundary, 1e-13 * a.rms_boundary);
+  std::vector<double> ga, gb;
+  single->gradient(ga);
+  ranked->gradient(gb);
+  expect_close_to_union(ga, gb, 1e-12, "gradient");
+  single->adam_step(1e-2, 0.9, 0.999, 1e-8, 1);
+  ranked->adam_step(1e-2, 0.9, 0.999, 1e-8, 1);
+  expect_close_to_union(single->parameters(), ranked->parameters(), 1e-12, "parameters");
+  expect_identical_on_every_rank(*comm, ranked->parameters());
+}
 
 TEST_F(MpiMlp, LmNormalEquationsMatchTheUnion) {
   std::vector<double> jtj_a, jtr_a, jtj_b, jtr_b;
@@ -90,16 +82,16 @@ TEST_F(MpiMlp, LmNormalEquationsMatchTheUnion) {
       low_a.push_back(jtj_a[i * np + k]);
       low_b.push_back(jtj_b[i * np + k]);
     }
-  expect_close(low_a, low_b, 1e-12, "JᵀJ");
-  expect_close(jtr_a, jtr_b, 1e-12, "JᵀR");
-  expect_identical_on_every_rank(low_b);
-  expect_identical_on_every_rank(jtr_b);
+  expect_close_to_union(low_a, low_b, 1e-12, "JᵀJ");
+  expect_close_to_union(jtr_a, jtr_b, 1e-12, "JᵀR");
+  expect_identical_on_every_rank(*comm, low_b);
+  expect_identical_on_every_rank(*comm, jtr_b);
   // JᵀR is the gradient of I = ½|R|² (R scaled by the union's N and K): the single process's
   // gradient ties the Jacobian's scaling to the loss it minimises.
   single->loss_and_gradient();
   std::vector<double> g;
   single->gradient(g);
-  expect_close(g, jtr_b, 1e-12, "JᵀR against ∂I/∂θ");
+  expect_close_to_union(g, jtr_b, 1e-12, "JᵀR against ∂I/∂θ");
 }
 
 TEST_F(MpiMlp, LbfgsIterationsMatchTheUnion) {
@@ -118,8 +110,8 @@ TEST_F(MpiMlp, LbfgsIterationsMatchTheUnion) {
   EXPECT_LT(a.loss(), initial);
   EXPECT_EQ(a.evaluations(), b.evaluations());
   EXPECT_NEAR(a.loss(), b.loss(), 1e-10 * a.loss());
-  expect_close(a.x(), b.x(), 1e-10, "L-BFGS iterate");
-  expect_identical_on_every_rank(b.x());
+  expect_close_to_union(a.x(), b.x(), 1e-10, "L-BFGS iterate");
+  expect_identical_on_every_rank(*comm, b.x());
 }
 
 }  // namespace
