@@ -37,11 +37,6 @@ MlpTrainer<T>::MlpTrainer(const Config& config, const Problem& problem, MlpBacke
 }
 
 template <class T>
-bool MlpTrainer<T>::any_rank(bool mine) const {
-  return rbfpde::any_rank(*comm_, mine);
-}
-
-template <class T>
 std::uint64_t MlpTrainer<T>::adam_batch_index(long cycle, int resample_every) {
   return std::uint64_t(cycle / std::max(1, resample_every));
 }
@@ -200,9 +195,9 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
     }
     if (out.diverged) break;
     // Clocks and signals differ between ranks: every rank stops at the cycle where any would.
-    if (out.stop_reason.empty() && any_rank(tc.time_limit > 0 && seconds >= tc.time_limit))
+    if (out.stop_reason.empty() && any_rank(*comm_, tc.time_limit > 0 && seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
-    if (out.stop_reason.empty() && any_rank(should_stop && should_stop()))
+    if (out.stop_reason.empty() && any_rank(*comm_, should_stop && should_stop()))
       out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) break;
 
@@ -219,7 +214,7 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
         break;
       }
       last_good = std::move(params);
-      const bool go_on = !any_rank(!report(cycle, seconds, now, backend_, false));
+      const bool go_on = !any_rank(*comm_, !report(cycle, seconds, now, backend_, false));
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "monitor";
@@ -303,15 +298,15 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
     }
     // On one fixed batch, no damping up to μ = 1e12 that helps means converged.
     if (tc.resample_every == 0 && mu >= 1e12) out.stop_reason = "converged";
-    if (out.stop_reason.empty() && any_rank(tc.time_limit > 0 && seconds >= tc.time_limit))
+    if (out.stop_reason.empty() && any_rank(*comm_, tc.time_limit > 0 && seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
-    if (out.stop_reason.empty() && any_rank(should_stop && should_stop()))
+    if (out.stop_reason.empty() && any_rank(*comm_, should_stop && should_stop()))
       out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) return;
     if (cycle % report_every == 0 && cycle < tc.max_cycles) {
       t0 = Clock::now();
       state_.last_good = backend_.parameters();
-      const bool go_on = !any_rank(!report(cycle, seconds, after, backend_, false));
+      const bool go_on = !any_rank(*comm_, !report(cycle, seconds, after, backend_, false));
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "monitor";
@@ -395,11 +390,11 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock:
       out.stop_reason = "tolerance";
       break;
     }
-    if (any_rank(tc.time_limit > 0 && seconds >= tc.time_limit)) {
+    if (any_rank(*comm_, tc.time_limit > 0 && seconds >= tc.time_limit)) {
       out.stop_reason = "time_limit";
       break;
     }
-    if (any_rank(should_stop && should_stop())) {
+    if (any_rank(*comm_, should_stop && should_stop())) {
       out.stop_reason = "interrupted";
       break;
     }
@@ -412,7 +407,7 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock:
         break;
       }
       state_.last_good = std::move(params);
-      const bool go_on = !any_rank(!report(cycle, seconds, at_x, backend_, false));
+      const bool go_on = !any_rank(*comm_, !report(cycle, seconds, at_x, backend_, false));
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "monitor";

@@ -117,9 +117,6 @@ class MlpTrainer {
                    std::chrono::steady_clock::time_point start, const MlpReportFn<T>& report,
                    const StopFn& should_stop);
 
-  // True when any rank's `mine` is true (the value itself with one rank).
-  bool any_rank(bool mine) const;
-
   const Config& config_;
   const Problem& problem_;
   MlpBackend<T>& backend_;
