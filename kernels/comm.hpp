@@ -98,6 +98,15 @@ inline std::vector<std::string> allgather_strings(Communicator& comm, const std:
   return all;
 }
 
+// True on every rank when `mine` is true on any (a collective; `mine` itself with one rank):
+// decisions that hang on a rank's clock or signals, agreed on so that every rank takes them.
+inline bool any_rank(Communicator& comm, bool mine) {
+  if (comm.size() == 1) return mine;
+  double v = mine ? 1.0 : 0.0;
+  comm.allreduce_sum(&v, 1);
+  return v > 0;
+}
+
 // Rank r's share of `total` items split over `size` ranks: the first total % size ranks get one
 // more. offset is where the share starts in the union, rank by rank.
 struct Share {

@@ -47,8 +47,9 @@ struct MlpOptions {
   // Coordinates the Laplacian stream acts on (the first ones; CollocationBatch); 0: dim. A batch
   // must have the same (set_batch throws std::invalid_argument otherwise).
   int laplacian_dims = 0;
-  // The ranks of a data-parallel run (null: one process): the CPU backend sums the loss and
-  // the gradient over the ranks' shares, with the union's counts (BackendOptions::comm).
+  // The ranks of a data-parallel run (null: one process): the CPU backend sums the loss, the
+  // gradient and LM's normal equations over the ranks' shares, with the union's counts
+  // (BackendOptions::comm).
   std::shared_ptr<Communicator> comm;
 };
 
@@ -133,9 +134,17 @@ class MlpBackend {
 
   // Gauss–Newton/LM: the scaled residuals R = [e/√N; √(λ/K)·b] (n = N + K) at the current
   // parameters and their Jacobian J = ∂R/∂θ (n × p, row-major), each row from the forward
-  // streams and the hand-written backward pass of its point alone (general rows included). The CPU
-  // backend has it; others throw std::logic_error.
+  // streams and the hand-written backward pass of its point alone (general rows included). Over
+  // ranks, this rank's rows, scaled by the union's N and K. The CPU backend has it; others throw
+  // std::logic_error.
   virtual void jacobian(std::vector<double>& jac, std::vector<double>& r) {
+    throw std::logic_error(name() + " MLP backend has no Jacobian (method lm runs on the CPU)");
+  }
+  // LM's normal equations at the current parameters: JᵀJ (p × p, row-major, lower triangle
+  // meaningful) and JᵀR from jacobian()'s rows. Over ranks (MlpOptions::comm) J and R are the
+  // union's (scaled by its counts N and K) and both are summed over the ranks' rows, so every
+  // rank holds the system of the whole batch.
+  virtual void normal_equations(std::vector<double>& jtj, std::vector<double>& jtr) {
     throw std::logic_error(name() + " MLP backend has no Jacobian (method lm runs on the CPU)");
   }
   // u and Δₛu (over the first laplacian_dims coordinates) of the network at n points (row-major,

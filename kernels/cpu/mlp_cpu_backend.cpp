@@ -505,8 +505,9 @@ class CpuMlpBackend final : public MlpBackend<T> {
   void jacobian(std::vector<double>& jac, std::vector<double>& r) override {
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size(), n = n_int + n_bnd;
     const Eigen::Index np = theta_.size();
-    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int, 1)));
-    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd, 1)));
+    // The union's counts (this rank's own with one rank).
+    const T si = T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int_, 1)));
+    const T sb = std::sqrt(penalty_ / T(std::max<Eigen::Index>(n_bnd_, 1)));
     jac.assign(std::size_t(n * np), 0.0);
     r.assign(std::size_t(n), 0.0);
     const bool parallel = double(n) * double(np) > kParallelWork;
@@ -528,6 +529,25 @@ class CpuMlpBackend final : public MlpBackend<T> {
         backward(blk);
         for (Eigen::Index k = 0; k < np; ++k) jac[std::size_t(q * np + k)] = double(blk.grad[k]);
       }
+    }
+  }
+
+  // JᵀJ = Σ_ranks J_rᵀJ_r and JᵀR = Σ_ranks J_rᵀR_r: the union's system, whatever the shares.
+  void normal_equations(std::vector<double>& jtj, std::vector<double>& jtr) override {
+    using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    std::vector<double> jac, r;
+    jacobian(jac, r);
+    const Eigen::Index np = theta_.size(), n = Eigen::Index(r.size());
+    const Eigen::Map<const Mat> J(jac.data(), n, np);
+    jtj.assign(std::size_t(np * np), 0.0);
+    jtr.assign(std::size_t(np), 0.0);
+    Eigen::Map<Mat> a(jtj.data(), np, np);
+    a.template selfadjointView<Eigen::Lower>().rankUpdate(J.transpose());
+    Eigen::Map<Eigen::VectorXd>(jtr.data(), np) =
+        J.transpose() * Eigen::Map<const Eigen::VectorXd>(r.data(), n);
+    if (comm_->size() > 1) {
+      comm_->allreduce_sum(jtj.data(), jtj.size());
+      comm_->allreduce_sum(jtr.data(), jtr.size());
     }
   }
 

@@ -26,8 +26,15 @@ bool all_finite(const std::vector<T>& p) {
 }  // namespace
 
 template <class T>
-MlpTrainer<T>::MlpTrainer(const Config& config, const Problem& problem, MlpBackend<T>& backend)
-    : config_(config), problem_(problem), backend_(backend) {}
+MlpTrainer<T>::MlpTrainer(const Config& config, const Problem& problem, MlpBackend<T>& backend,
+                          std::shared_ptr<Communicator> comm)
+    : config_(config),
+      problem_(problem),
+      backend_(backend),
+      comm_(comm ? std::move(comm) : serial_communicator()) {
+  if (comm_->size() > 1 && backend_.draws_batches())
+    throw std::invalid_argument("a backend that draws its own batches cannot run over ranks");
+}
 
 template <class T>
 std::uint64_t MlpTrainer<T>::adam_batch_index(long cycle, int resample_every) {
@@ -48,8 +55,12 @@ void MlpTrainer<T>::draw_batch(PhaseTimes& times, std::uint64_t index) {
     times.sampling += since(t0);
     return;
   }
-  problem_.sample(state_.rng, std::size_t(config_.training.points_interior),
-                  std::size_t(config_.training.points_boundary), state_.batch);
+  // This rank's share of the batch; with one rank, the whole of it.
+  const int rank = comm_->rank(), ranks = comm_->size();
+  const TrainingConfig& tc = config_.training;
+  const std::size_t n_int = share_of(std::size_t(tc.points_interior), rank, ranks).count;
+  const std::size_t n_bnd = share_of(std::size_t(tc.points_boundary), rank, ranks).count;
+  problem_.sample(state_.rng, n_int, n_bnd, state_.batch);
   times.sampling += since(t0);
   t0 = Clock::now();
   backend_.set_batch(state_.batch);
@@ -76,7 +87,7 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
   TrainOutcome out;
   const auto start = Clock::now();
   state_ = MlpTrainerState<T>{};
-  state_.rng.seed(config_.training.seed);
+  state_.rng.seed(rank_seed(config_.training.seed, comm_->rank()));
   state_.last_good.assign(initial.begin(), initial.end());
   backend_.set_parameters(state_.last_good);
   draw_batch(out.times, 0);
@@ -183,9 +194,11 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
       }
     }
     if (out.diverged) break;
-    if (tc.time_limit > 0 && seconds >= tc.time_limit && out.stop_reason.empty())
+    // Clocks and signals differ between ranks: every rank stops at the cycle where any would.
+    if (out.stop_reason.empty() && any_rank(*comm_, tc.time_limit > 0 && seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
-    if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";
+    if (out.stop_reason.empty() && any_rank(*comm_, should_stop && should_stop()))
+      out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) break;
 
     // The last Adam step is reported too when an L-BFGS stage follows: the final report comes
@@ -201,7 +214,7 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
         break;
       }
       last_good = std::move(params);
-      const bool go_on = report(cycle, seconds, now, backend_, false);
+      const bool go_on = !any_rank(*comm_, !report(cycle, seconds, now, backend_, false));
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "monitor";
@@ -238,19 +251,18 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
   const int report_every = std::max(1, config_.output.report_every);
   long& cycle = state_.cycle;
   double mu = tc.lm_damping;
-  std::vector<double> jac, r;
+  std::vector<double> jtj_flat, jtr_flat;
   while (cycle < tc.max_cycles) {
     if (cycle > 0 && tc.resample_every > 0 && cycle % tc.resample_every == 0)
       draw_batch(out.times, adam_batch_index(cycle, tc.resample_every));
     auto t0 = Clock::now();
     const std::vector<T> theta0 = backend_.parameters();
     const LossParts before = backend_.residuals();
-    backend_.jacobian(jac, r);
-    const Eigen::Index np = Eigen::Index(theta0.size()), n = Eigen::Index(r.size());
-    const Eigen::Map<const Mat> J(jac.data(), n, np);
-    Mat jtj = Mat::Zero(np, np);
-    jtj.template selfadjointView<Eigen::Lower>().rankUpdate(J.transpose());
-    const Vec jtr = J.transpose() * Eigen::Map<const Vec>(r.data(), n);
+    // Summed over the ranks by the backend: every rank solves the same system.
+    backend_.normal_equations(jtj_flat, jtr_flat);
+    const Eigen::Index np = Eigen::Index(theta0.size());
+    const Eigen::Map<const Mat> jtj(jtj_flat.data(), np, np);
+    const Eigen::Map<const Vec> jtr(jtr_flat.data(), np);
     const double floor = std::max(jtj.diagonal().maxCoeff() * 1e-12, 1e-300);
     LossParts after = before;
     bool accepted = false;
@@ -286,14 +298,15 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
     }
     // On one fixed batch, no damping up to μ = 1e12 that helps means converged.
     if (tc.resample_every == 0 && mu >= 1e12) out.stop_reason = "converged";
-    if (out.stop_reason.empty() && tc.time_limit > 0 && seconds >= tc.time_limit)
+    if (out.stop_reason.empty() && any_rank(*comm_, tc.time_limit > 0 && seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
-    if (out.stop_reason.empty() && should_stop && should_stop()) out.stop_reason = "interrupted";
+    if (out.stop_reason.empty() && any_rank(*comm_, should_stop && should_stop()))
+      out.stop_reason = "interrupted";
     if (!out.stop_reason.empty()) return;
     if (cycle % report_every == 0 && cycle < tc.max_cycles) {
       t0 = Clock::now();
       state_.last_good = backend_.parameters();
-      const bool go_on = report(cycle, seconds, after, backend_, false);
+      const bool go_on = !any_rank(*comm_, !report(cycle, seconds, after, backend_, false));
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "monitor";
@@ -377,11 +390,11 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock:
       out.stop_reason = "tolerance";
       break;
     }
-    if (tc.time_limit > 0 && seconds >= tc.time_limit) {
+    if (any_rank(*comm_, tc.time_limit > 0 && seconds >= tc.time_limit)) {
       out.stop_reason = "time_limit";
       break;
     }
-    if (should_stop && should_stop()) {
+    if (any_rank(*comm_, should_stop && should_stop())) {
       out.stop_reason = "interrupted";
       break;
     }
@@ -394,7 +407,7 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock:
         break;
       }
       state_.last_good = std::move(params);
-      const bool go_on = report(cycle, seconds, at_x, backend_, false);
+      const bool go_on = !any_rank(*comm_, !report(cycle, seconds, at_x, backend_, false));
       out.times.report += since(t0);
       if (!go_on) {
         out.stop_reason = "monitor";

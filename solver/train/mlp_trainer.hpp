@@ -7,14 +7,19 @@
 // train()): one cycle is then one L-BFGS iteration, numbered on from the Adam steps. Its whole
 // state between cycles is an MlpTrainerState (with the minimiser's in the L-BFGS stage), so a
 // run can be checkpointed and resumed to the same numbers as an uninterrupted one.
+// Over ranks (a communicator of several) each rank draws its share of every batch from its own
+// stream, the backend sums the loss, the gradient and LM's normal equations, and the decisions
+// that hang on a rank's clock, signals or monitor are agreed on, as in RbfTrainer.
 #pragma once
 
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
+#include "kernels/comm.hpp"
 #include "kernels/mlp_backend.hpp"
 #include "problems/problem.hpp"
 #include "problems/random.hpp"
@@ -62,7 +67,11 @@ using MlpReportFn = std::function<bool(long cycle, double seconds, const LossPar
 template <class T>
 class MlpTrainer {
  public:
-  MlpTrainer(const Config& config, const Problem& problem, MlpBackend<T>& backend);
+  // With several ranks (`comm`), each draws its share of every batch (share_of) from its own
+  // stream (rank_seed), and the backend, made with the same communicator, sums over the ranks;
+  // a backend that draws its own batches cannot (std::invalid_argument). Null: one process.
+  MlpTrainer(const Config& config, const Problem& problem, MlpBackend<T>& backend,
+             std::shared_ptr<Communicator> comm = nullptr);
 
   // Sets the initial parameters and trains until a stopping rule holds. Throws nothing for
   // divergence: the outcome says so and the backend holds the last parameters whose loss was
@@ -93,8 +102,8 @@ class MlpTrainer {
   static std::uint64_t lbfgs_batch_index(long adam_steps, int resample_every);
 
  private:
-  // A fresh batch: number `index` drawn by the backend when it draws batches, else sampled on
-  // the host from state_.rng and uploaded.
+  // A fresh batch: number `index` drawn by the backend when it draws batches, else this rank's
+  // share sampled on the host from state_.rng and uploaded.
   void draw_batch(PhaseTimes& times, std::uint64_t index);
   TrainOutcome run(TrainOutcome out, const MlpReportFn<T>& report, const StopFn& should_stop);
   // training.method lm: Levenberg–Marquardt on all parameters from the backend's Jacobian (a
@@ -111,6 +120,7 @@ class MlpTrainer {
   const Config& config_;
   const Problem& problem_;
   MlpBackend<T>& backend_;
+  std::shared_ptr<Communicator> comm_;
   // Kept up to date by the loop, except params and the Adam moments, which the backend holds
   // (state() reads them).
   MlpTrainerState<T> state_;

@@ -62,10 +62,7 @@ RbfTrainer<T>::RbfTrainer(const Config& config, const Problem& problem, RbfBacke
 
 template <class T>
 bool RbfTrainer<T>::any_rank(bool mine) const {
-  if (comm_->size() == 1) return mine;
-  double v = mine ? 1.0 : 0.0;
-  comm_->allreduce_sum(&v, 1);
-  return v > 0;
+  return rbfpde::any_rank(*comm_, mine);
 }
 
 template <class T>

@@ -170,11 +170,6 @@ SolveResult solve(const Config& config, const Problem& problem, const SolveOptio
   if (backend == "cuda" && !cuda_device_available())
     throw InputError(config.compute.backend_loc, "compute.backend",
                      "cuda was asked for, but no CUDA device is present (use auto or cpu)");
-  const int ranks = options.comm ? options.comm->size() : 1;
-  if (ranks > 1 && config.model.type == "mlp")
-    throw InputError(SourceLoc{config.file, 0, 0}, "model.type",
-                     "a run over " + std::to_string(ranks) +
-                         " ranks needs the rbf model in this version, found mlp");
   if (backend == "cpu") check_host_memory(config, problem.dim());
   check_output_directory(config);
   if (config.compute.backend == "auto" && backend == "cpu" && options.progress && !options.quiet)

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "kernels/comm.hpp"
 #include "problems/expression_check.hpp"
 #include "solver/train/checkpoint.hpp"
 #include "solver/train/mlp_model.hpp"
@@ -32,6 +33,12 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
                 "training the MLP on the CPU");
     backend_name = "cpu";
   }
+  const std::shared_ptr<Communicator> comm = options.comm ? options.comm : serial_communicator();
+  // The CUDA MLP backend takes no communicator: its sums cover its own points only.
+  if (backend_name == "cuda" && comm->size() > 1)
+    throw InputError(config.compute.backend_loc, "compute.backend",
+                     "the CUDA MLP backend runs on one rank in this version: run the MLP over " +
+                         std::to_string(comm->size()) + " ranks with cpu, found cuda");
   SolveResult result;
   result.model = "mlp";
   result.backend = backend_name;
@@ -41,13 +48,17 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   const MlpShape shape = mlp_shape(config.model, problem.domain());
   MlpOptions mopt = mlp_backend_options(shape, config.training.penalty);
   mopt.laplacian_dims = problem.space_dim();
+  mopt.comm = comm;
   std::unique_ptr<MlpBackend<T>> backend =
       backend_name == "cuda" ? make_cuda_mlp_backend<T>(mopt) : make_cpu_mlp_backend<T>(mopt);
   result.device = backend->device_name();
+  result.ranks = comm->size();
+  result.devices = allgather_strings(*comm, result.device);
   // The device sampler draws Poisson/Dirichlet batches only (it evaluates f and the boundary
   // values, not the operator's or the conditions' coefficients, nor a space-time domain): any
-  // other problem is sampled on the host and handed over by set_batch.
-  if (problem.poisson_dirichlet()) {
+  // other problem is sampled on the host and handed over by set_batch. Over ranks every rank
+  // samples its share on the host from its own stream (rank_seed).
+  if (problem.poisson_dirichlet() && comm->size() == 1) {
     try {
       backend->set_problem(problem);
     } catch (const std::runtime_error& e) {
@@ -68,7 +79,7 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
 
   Supervisor<std::vector<T>> supervisor(config, problem, output);
   auto model = Supervisor<std::vector<T>>::model_of(*backend);
-  MlpTrainer<T> trainer(config, problem, *backend);
+  MlpTrainer<T> trainer(config, problem, *backend, comm);
   const MlpReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
                                     MlpBackend<T>&, bool final) {
     return supervisor.report(cycle, seconds, loss, model, final);
@@ -84,7 +95,8 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   const std::vector<T> params = backend->parameters();
   result.parameters = static_cast<long long>(params.size());
   output.write_history();
-  write_mlp_model_yaml(output.directory() / "model.yaml", shape, params, config, backend_name);
+  if (output.writes())
+    write_mlp_model_yaml(output.directory() / "model.yaml", shape, params, config, backend_name);
   output.write_solution(supervisor.u(), supervisor.residual());
   std::vector<T> e, b;
   result.outcome.loss = backend->residuals();

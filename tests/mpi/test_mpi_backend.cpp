@@ -1,7 +1,8 @@
-// The CPU backend over several ranks against one process on the union of the ranks' points:
+// The CPU RBF backend over several ranks against one process on the union of the ranks' points:
 // loss, gradient, and one step of each method (gdcg's GD and CG, the direct solve, LM, variable
-// projection with its TSQR) agree to rounding. The union batch is built explicitly: every rank
-// holds it whole for the single-process reference and slices its own share from it.
+// projection with its TSQR) agree to rounding (the MLP's: test_mpi_mlp.cpp). The union batch is
+// built explicitly: every rank holds it whole for the single-process reference and slices its
+// own share from it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,14 +54,7 @@ class MpiBackend : public testing::TestWithParam<Case> {
 
   static void expect_close(const std::vector<double>& a, const std::vector<double>& b, double rel,
                            const char* what) {
-    ASSERT_EQ(a.size(), b.size()) << what;
-    double scale = 0, err = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      scale = std::max(scale, std::abs(a[i]));
-      err = std::max(err, std::abs(a[i] - b[i]));
-    }
-    EXPECT_LE(err, rel * std::max(scale, 1e-300)) << what << ": max difference " << err
-                                                  << " against max |value| " << scale;
+    expect_close_to_union(a, b, rel, what);
   }
   static void expect_same_parameters(const RbfParameters<double>& a, const RbfParameters<double>& b,
                                      double rel) {
@@ -142,11 +136,7 @@ TEST_P(MpiBackend, ParametersStayIdenticalOnEveryRank) {
   std::vector<double> flat(p.weights);
   flat.insert(flat.end(), p.centres.begin(), p.centres.end());
   flat.insert(flat.end(), p.widths.begin(), p.widths.end());
-  std::vector<double> all(flat.size() * std::size_t(comm->size()));
-  comm->allgather(flat.data(), flat.size(), all.data());
-  for (int r = 1; r < comm->size(); ++r)
-    for (std::size_t i = 0; i < flat.size(); ++i)
-      ASSERT_EQ(all[i], all[std::size_t(r) * flat.size() + i]) << "rank " << r << ", entry " << i;
+  expect_identical_on_every_rank(*comm, flat);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MpiBackend,
@@ -174,52 +164,6 @@ TEST(MpiBackendFloat, LossAndGradientMatchTheUnion) {
   ranked->solve_weights_qr();
   const LossParts a = single->residuals(), b = ranked->residuals();
   EXPECT_NEAR(a.loss, b.loss, 1e-3 * a.loss);
-}
-
-}  // namespace
-}  // namespace rbfpde
-
-#include "kernels/mlp_backend.hpp"
-
-namespace rbfpde {
-namespace {
-
-// The MLP's loss and gradient over ranks, and one Adam step, against one process on the union.
-TEST(MpiMlpBackend, LossGradientAndAdamStepMatchTheUnion) {
-  auto comm = world_communicator();
-  const CollocationBatch all = test_inputs::random_batch(2, 97, 29, 8);
-  MlpOptions opt;
-  opt.dim = 2;
-  opt.layers = {12, 12};
-  opt.penalty = 10;
-  auto single = make_cpu_mlp_backend<double>(opt);
-  opt.comm = comm;
-  auto ranked = make_cpu_mlp_backend<double>(opt);
-  single->set_batch(all);
-  ranked->set_batch(share_batch(all, comm->rank(), comm->size()));
-  std::vector<double> theta = single->parameters();
-  std::mt19937_64 rng(3);
-  std::normal_distribution<double> g(0.0, 0.4);
-  for (double& t : theta) t = g(rng);
-  single->set_parameters(theta);
-  ranked->set_parameters(theta);
-  const LossParts a = single->loss_and_gradient(), b = ranked->loss_and_gradient();
-  EXPECT_NEAR(a.loss, b.loss, 1e-13 * a.loss);
-  std::vector<double> ga, gb;
-  single->gradient(ga);
-  ranked->gradient(gb);
-  ASSERT_EQ(ga.size(), gb.size());
-  double scale = 0, err = 0;
-  for (std::size_t i = 0; i < ga.size(); ++i) {
-    scale = std::max(scale, std::abs(ga[i]));
-    err = std::max(err, std::abs(ga[i] - gb[i]));
-  }
-  EXPECT_GT(scale, 0.0);
-  EXPECT_LE(err, 1e-12 * scale);
-  single->adam_step(1e-2, 0.9, 0.999, 1e-8, 1);
-  ranked->adam_step(1e-2, 0.9, 0.999, 1e-8, 1);
-  const std::vector<double> pa = single->parameters(), pb = ranked->parameters();
-  for (std::size_t i = 0; i < pa.size(); ++i) EXPECT_NEAR(pa[i], pb[i], 1e-12) << i;
 }
 
 }  // namespace
