@@ -357,6 +357,12 @@ void Problem::sample(Rng& rng, std::size_t n_interior, std::size_t n_boundary,
   fill_coefficients(batch);
 }
 
+void Problem::fill_missing_coefficients(CollocationBatch& batch) const {
+  if (batch.a.empty() && batch.b.empty() && batch.c.empty() && batch.alpha.empty() &&
+      batch.beta.empty())
+    fill_coefficients(batch);
+}
+
 void Problem::fill_coefficients(CollocationBatch& batch) const {
   const std::size_t d = static_cast<std::size_t>(dim_);
   const std::size_t n_interior = batch.n_interior(), n_boundary = batch.n_boundary();

@@ -170,9 +170,12 @@ class Problem {
   // Draws n_interior + n_boundary fresh points and evaluates f, the boundary values and the
   // coefficients (each left empty when it is its default everywhere; CollocationBatch).
   void sample(Rng& rng, std::size_t n_interior, std::size_t n_boundary, CollocationBatch& batch) const;
-  // Sets the batch's coefficients (and space_dim) from its points and normals, as sample() does:
-  // for a batch restored from a checkpoint, which keeps the points and targets only.
+  // Sets the batch's coefficients (and space_dim) from its points and normals, as sample() does.
   void fill_coefficients(CollocationBatch& batch) const;
+  // fill_coefficients for a batch that carries none (one read from a checkpoint of a format
+  // without them, or a backend's copy without them); a batch with coefficients keeps those it was
+  // trained on (a batch drawn on the device has the device's, which may differ in the last bit).
+  void fill_missing_coefficients(CollocationBatch& batch) const;
 
   // Row residuals from the model's values at n points (row-major, n × dim): at interior points
   // a·Δₛu + b·∇u + c·u − f; at boundary points with outward normals α·u + β·∂u/∂n − p (u − u₀

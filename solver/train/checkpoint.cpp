@@ -12,9 +12,10 @@
 namespace rbfpde {
 namespace {
 
-// "RBFCKPT" and the format's digit: 1 (RBF only, no model field), 2 (no restart count), 3.
+// "RBFCKPT" and the format's digit: 1 (RBF only, no model field), 2 (no restart count), 3 (no
+// batch coefficients), 4.
 constexpr char kMagic[7] = {'R', 'B', 'F', 'C', 'K', 'P', 'T'};
-constexpr char kFormat = '3';
+constexpr char kFormat = '4';
 
 // What must match between the run that wrote a checkpoint and the run resuming it: everything
 // but the stopping rules (the MLP's L-BFGS iterations and varpro's restarts among them),
@@ -126,7 +127,7 @@ void get_rng(Reader& r, Rng& rng) {
 }
 
 void put_batch(Writer& w, const CollocationBatch& b);
-void get_batch(Reader& r, CollocationBatch& b);
+void get_batch(Reader& r, CollocationBatch& b, char format);
 
 // The part of a state that differs between ranks: the random engine and the batch.
 template <class State>
@@ -138,13 +139,15 @@ std::string rank_part(const State& s) {
 }
 
 template <class State>
-void set_rank_part(State& s, const std::string& part, const std::string& file) {
+void set_rank_part(State& s, const std::string& part, const std::string& file, char format) {
   Reader r(part, file);
   get_rng(r, s.rng);
-  get_batch(r, s.batch);
+  get_batch(r, s.batch, format);
   if (!r.done()) r.torn();
 }
 
+// The batch with its rows' coefficients as trained on (a batch drawn on the device has the
+// coefficients the device computed, which may differ from the host's in the last bit).
 void put_batch(Writer& w, const CollocationBatch& b) {
   w.put<std::int32_t>(b.dim);
   w.put_vector(b.interior);
@@ -152,15 +155,29 @@ void put_batch(Writer& w, const CollocationBatch& b) {
   w.put_vector(b.boundary);
   w.put_vector(b.normals);
   w.put_vector(b.p);
+  w.put<std::int32_t>(b.space_dim);
+  w.put_vector(b.a);
+  w.put_vector(b.b);
+  w.put_vector(b.c);
+  w.put_vector(b.alpha);
+  w.put_vector(b.beta);
 }
 
-void get_batch(Reader& r, CollocationBatch& b) {
+// Formats before 4 have no coefficients: the trainers refill them from the problem on resume.
+void get_batch(Reader& r, CollocationBatch& b, char format) {
   b.dim = r.get<std::int32_t>();
   b.interior = r.get_vector<double>();
   b.f = r.get_vector<double>();
   b.boundary = r.get_vector<double>();
   b.normals = r.get_vector<double>();
   b.p = r.get_vector<double>();
+  if (format < '4') return;
+  b.space_dim = r.get<std::int32_t>();
+  b.a = r.get_vector<double>();
+  b.b = r.get_vector<double>();
+  b.c = r.get_vector<double>();
+  b.alpha = r.get_vector<double>();
+  b.beta = r.get_vector<double>();
 }
 
 template <class T>
@@ -189,7 +206,7 @@ void get_state(Reader& r, TrainerState<T>& s, char format) {
   s.seconds = r.get<double>();
   s.batches = r.get<std::uint64_t>();
   get_rng(r, s.rng);
-  get_batch(r, s.batch);
+  get_batch(r, s.batch, format);
   s.params.dim = r.get<std::int32_t>();
   s.params.weights = r.get_vector<T>();
   s.params.centres = r.get_vector<T>();
@@ -235,14 +252,14 @@ void put_state(Writer& w, const MlpTrainerState<T>& s) {
 }
 
 template <class T>
-void get_state(Reader& r, MlpTrainerState<T>& s, char /*format*/) {
+void get_state(Reader& r, MlpTrainerState<T>& s, char format) {
   s.cycle = r.get<std::int64_t>();
   s.adam_steps = r.get<std::int64_t>();
   s.reference_loss = r.get<double>();
   s.exploded_cycles = r.get<std::int32_t>();
   s.seconds = r.get<double>();
   get_rng(r, s.rng);
-  get_batch(r, s.batch);
+  get_batch(r, s.batch, format);
   s.params = r.get_vector<T>();
   s.adam_m = r.get_vector<T>();
   s.adam_v = r.get_vector<T>();
@@ -341,6 +358,7 @@ Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Confi
                      std::string("the checkpoint was written in ") +
                          (scalar == 4 ? "float" : "double") + " precision; resume with the same");
   Checkpoint<State> ck;
+  ck.format = format;
   ck.config_dump = r.get_string();
   if (ck.config_dump != resume_identity(config))
     throw InputError(SourceLoc{config.file, 0, 0}, "",
@@ -382,7 +400,7 @@ Checkpoint<State> resume_run(const Config& config, RunOutput& output) {
                      "; resume with the same count (mpirun -np " + std::to_string(ck.ranks) + ")");
   if (comm.rank() > 0)
     set_rank_part(ck.state, ck.rank_parts[std::size_t(comm.rank() - 1)],
-                  checkpoint_path(config).string());
+                  checkpoint_path(config).string(), ck.format);
   output.restore(ck.history, ck.snapshots);
   output.note("resuming " + config.name + " at cycle " + std::to_string(ck.state.cycle));
   return ck;

@@ -6,11 +6,12 @@
 // pairs), each with the history so far. Written atomically at the end of every run, interrupted
 // or not.
 //
-// Layout: "RBFCKPT3", the model ("rbf" | "mlp"), the scalar's size, the config's identity, the
-// state, the history rows, the snapshots; for a run of several ranks, then the rank count and
-// ranks 1…'s random engines and batches (a single-process run writes nothing more). Formats 1
-// (RBF only, no model field) and 2 (no restart count: 0) are still read. Rank 0 writes;
-// resuming needs the same rank count.
+// Layout: "RBFCKPT4", the model ("rbf" | "mlp"), the scalar's size, the config's identity, the
+// state (its batch with the rows' coefficients), the history rows, the snapshots; for a run of
+// several ranks, then the rank count and ranks 1…'s random engines and batches (a single-process
+// run writes nothing more). Formats 1 (RBF only, no model field), 2 (no restart count: 0) and 3
+// (no coefficients: refilled from the problem) are still read. Rank 0 writes; resuming needs the
+// same rank count.
 #pragma once
 
 #include <chrono>
@@ -36,6 +37,7 @@ struct Checkpoint {
   // `state`), each serialised as the checkpoint stores them.
   int ranks = 1;
   std::vector<std::string> rank_parts;
+  char format = 0;  // the format digit of the file it was read from (0: not read from a file)
 };
 
 std::filesystem::path checkpoint_path(const Config& config);

@@ -109,8 +109,8 @@ TrainOutcome MlpTrainer<T>::resume(const MlpTrainerState<T>& state, const MlpRep
   // set_parameters zeroes the moments: they are restored after it.
   backend_.set_parameters(state_.params);
   backend_.set_adam_moments(state_.adam_m, state_.adam_v);
-  // A checkpoint keeps the batch's points and targets; its coefficients are the problem's.
-  problem_.fill_coefficients(state_.batch);
+  // A checkpoint keeps the batch with its coefficients (older formats: points and targets only).
+  problem_.fill_missing_coefficients(state_.batch);
   backend_.set_batch(state_.batch);
   // The backend holds them from here on (state() reads them back).
   state_.params.clear();

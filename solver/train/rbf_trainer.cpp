@@ -131,8 +131,8 @@ std::string RbfTrainer<T>::unsound(const RbfParameters<T>& p) const {
 template <class T>
 CollocationBatch RbfTrainer<T>::host_batch() const {
   if (!backend_.draws_batches()) return state_.batch;
-  CollocationBatch b = backend_.batch();
-  problem_.fill_coefficients(b);
+  CollocationBatch b = backend_.batch();  // the device's coefficients, when it drew general rows
+  problem_.fill_missing_coefficients(b);
   return b;
 }
 
@@ -252,8 +252,8 @@ template <class T>
 TrainOutcome RbfTrainer<T>::resume(const TrainerState<T>& state, const ReportFn<T>& report,
                                    const StopFn& should_stop) {
   state_ = state;
-  // A checkpoint keeps the batch's points and targets; its coefficients are the problem's.
-  problem_.fill_coefficients(state_.batch);
+  // A checkpoint keeps the batch with its coefficients (older formats: points and targets only).
+  problem_.fill_missing_coefficients(state_.batch);
   backend_.set_parameters(state_.params);
   backend_.set_batch(state_.batch);
   return run(TrainOutcome{}, report, should_stop);

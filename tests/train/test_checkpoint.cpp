@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "problems/random.hpp"
+#include "solver/config/config.hpp"
 #include "solver/train/checkpoint.hpp"
 #include "solver/train/solve.hpp"
 #include "tests/common/resume_runs.hpp"
@@ -58,6 +60,44 @@ TEST(Checkpoint, ResumeRefusesAChangedConfigOrMissingCheckpoint) {
   }
   std::filesystem::remove_all(std::string(RBFPDE_TEST_TMP) + "/checkpoint_none");
   EXPECT_THROW(run("poisson2d_seed_lm", "none", {}, -1, true), InputError);
+}
+
+// A batch's coefficients are stored as trained on and read back bit for bit: a batch drawn on the
+// device carries the device's coefficients, which resume must not replace by the host's. Here the
+// coefficients are perturbed so that refilling them from the problem would show.
+TEST(Checkpoint, BatchCoefficientsAreKeptAsTrainedOn) {
+  const Config config = load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/helmholtz_robin.yaml",
+                                    {"model.neurons=9"});
+  const Problem problem = Problem::build(config.problem);
+  Rng rng(5);
+  Checkpoint<TrainerState<double>> ck = new_checkpoint<TrainerState<double>>(config);
+  problem.sample(rng, 40, 20, ck.state.batch);
+  CollocationBatch& b = ck.state.batch;
+  ASSERT_FALSE(b.c.empty());
+  ASSERT_FALSE(b.beta.empty());
+  for (double& v : b.c) v = std::nextafter(v, 1e300);
+  for (double& v : b.beta) v = std::nextafter(v, -1e300);
+  const std::filesystem::path path =
+      std::filesystem::path(RBFPDE_TEST_TMP) / "checkpoint_coefficients" / "state.bin";
+  write_checkpoint(path, ck);
+  Checkpoint<TrainerState<double>> read = read_checkpoint<TrainerState<double>>(path, config);
+  const CollocationBatch& r = read.state.batch;
+  EXPECT_EQ(r.c, b.c);
+  EXPECT_EQ(r.alpha, b.alpha);
+  EXPECT_EQ(r.beta, b.beta);
+  EXPECT_EQ(r.a, b.a);
+  EXPECT_EQ(r.b, b.b);
+  EXPECT_EQ(r.space_dim, b.space_dim);
+  // A batch with coefficients keeps them; one without gets the problem's.
+  CollocationBatch kept = r;
+  problem.fill_missing_coefficients(kept);
+  EXPECT_EQ(kept.c, b.c);
+  CollocationBatch bare = r;
+  bare.a.clear(), bare.b.clear(), bare.c.clear(), bare.alpha.clear(), bare.beta.clear();
+  problem.fill_missing_coefficients(bare);
+  ASSERT_EQ(bare.c.size(), b.c.size());
+  EXPECT_NE(bare.c, b.c);
+  EXPECT_EQ(bare.c[0], std::nextafter(b.c[0], -1e300));
 }
 
 TEST(Checkpoint, TornCheckpointIsRefused) {
