@@ -24,6 +24,7 @@
 
 #include "problems/domain.hpp"
 #include "problems/domain_shapes.hpp"
+#include "problems/sample_util.hpp"
 
 namespace rbfpde {
 
@@ -104,12 +105,8 @@ class Csg final : public Domain {
       measure_ = *exact;
     } else {
       Rng rng(kMeasureSeed);
-      std::size_t inside = 0;
-      double x[3];
-      for (std::size_t i = 0; i < kMeasureSamples; ++i) {
-        for (int k = 0; k < dim_; ++k) x[k] = uniform(rng, lo_[k], hi_[k]);
-        inside += contains(x) ? 1 : 0;
-      }
+      const std::size_t inside = count_inside(rng, kMeasureSamples, lo_, hi_, dim_,
+                                              [this](const double* x) { return contains(x); });
       measure_ = box_volume(lo_, hi_, dim_) * double(inside) / double(kMeasureSamples);
     }
     const double fill = measure_ / box_volume(lo_, hi_, dim_);

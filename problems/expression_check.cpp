@@ -4,18 +4,10 @@
 #include <cstdio>
 #include <string>
 
+#include "problems/sample_util.hpp"
+
 namespace rbfpde {
 namespace {
-
-std::string point_text(const double* x, int dim) {
-  std::string s = "(";
-  char buf[32];
-  for (int k = 0; k < dim; ++k) {
-    std::snprintf(buf, sizeof buf, "%.6g", x[k]);
-    s += (k ? ", " : "") + std::string(buf);
-  }
-  return s + ")";
-}
 
 [[noreturn]] void not_finite(const ExprSpec& spec, double value, const double* x, int dim) {
   throw InputError(spec.loc, spec.key,

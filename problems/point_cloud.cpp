@@ -13,6 +13,7 @@
 
 #include "problems/domain.hpp"
 #include "problems/domain_shapes.hpp"
+#include "problems/sample_util.hpp"
 
 namespace rbfpde {
 
@@ -108,12 +109,8 @@ class PointCloud final : public Domain {
       }
     }
     Rng rng(kMeasureSeed);
-    std::size_t inside = 0;
-    double x[3];
-    for (std::size_t i = 0; i < kMeasureSamples; ++i) {
-      for (int k = 0; k < dim_; ++k) x[k] = uniform(rng, lo_[k], hi_[k]);
-      inside += contains(x) ? 1 : 0;
-    }
+    const std::size_t inside = count_inside(rng, kMeasureSamples, lo_, hi_, dim_,
+                                            [this](const double* x) { return contains(x); });
     double box = 1;
     for (int k = 0; k < dim_; ++k) box *= hi_[k] - lo_[k];
     measure_ = box * double(inside) / double(kMeasureSamples);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "problems/sample_util.hpp"
 #include "problems/space_time.hpp"
 
 namespace rbfpde {
@@ -40,16 +41,6 @@ bool constant_equal(const Expression& e, double v) {
 
 // A `where` holds where it is non-zero; NaN (e.g. from 0/0) does not count as holding.
 bool holds(double v) { return v != 0 && !std::isnan(v); }
-
-std::string point_str(const double* x, int dim) {
-  std::string s = "(";
-  char buf[32];
-  for (int k = 0; k < dim; ++k) {
-    std::snprintf(buf, sizeof buf, "%.6g", x[k]);
-    s += (k ? ", " : "") + std::string(buf);
-  }
-  return s + ")";
-}
 
 // "problem.boundary[1].value" → "problem.boundary[1].type": the entry's own keys are siblings.
 std::string sibling_key(const std::string& key, const std::string& name, std::size_t index) {
@@ -311,7 +302,7 @@ Problem Problem::build(const ProblemSpec& spec) {
       const bool has_key = !last.where.key.empty();
       throw InputError(has_key ? last.where.loc : SourceLoc{spec.domain.loc.file, 0, 0},
                        has_key ? last.where.key : "problem.boundary",
-                       "no boundary entry applies at " + point_str(x, dim) +
+                       "no boundary entry applies at " + point_text(x, dim) +
                            "; add an entry without 'where' to cover the rest");
     }
   }
