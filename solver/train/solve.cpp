@@ -89,8 +89,10 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   }
 
   RunOutput output(config, problem, options);
+  // The supervisor draws the validation set; it writes nothing until the first report.
+  Supervisor<RbfParameters<T>> supervisor(config, problem, output);
   // f, the boundary values and exact must be finite where the run evaluates them.
-  check_expressions_finite(config.problem, problem, ValidationSet(config, problem).points(),
+  check_expressions_finite(config.problem, problem, supervisor.validation().points(),
                            output.grid().points);
   // A starting model is read before anything is written, so a bad file costs nothing.
   RbfParameters<double> initial;
@@ -106,7 +108,6 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   if (options.resume) resumed = resume_run<TrainerState<T>>(config, output);
   output.create_directory();
 
-  Supervisor<RbfParameters<T>> supervisor(config, problem, output);
   auto model = Supervisor<RbfParameters<T>>::model_of(*backend);
   const double spacing = point_spacing(problem.domain(), config.training.points_interior);
   double box_lo[4], box_hi[4];

@@ -21,8 +21,10 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
     throw InputError(config.model.init_from_loc, "model.init.from",
                      "starting from a model file is not available for the MLP");
   RunOutput output(config, problem, options);
+  // The supervisor draws the validation set; it writes nothing until the first report.
+  Supervisor<std::vector<T>> supervisor(config, problem, output);
   // f, the boundary values and exact must be finite where the run evaluates them.
-  check_expressions_finite(config.problem, problem, ValidationSet(config, problem).points(),
+  check_expressions_finite(config.problem, problem, supervisor.validation().points(),
                            output.grid().points);
   if (backend_name == "cuda" && !cuda_mlp_backend_built()) {
     output.note("note: this build has no CUDA MLP backend: training the MLP on the CPU");
@@ -77,7 +79,6 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
       options.resume ? std::vector<double>{} : initial_mlp_parameters(shape, init_rng);
   output.create_directory();
 
-  Supervisor<std::vector<T>> supervisor(config, problem, output);
   auto model = Supervisor<std::vector<T>>::model_of(*backend);
   MlpTrainer<T> trainer(config, problem, *backend, comm);
   const MlpReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,

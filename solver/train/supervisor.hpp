@@ -53,6 +53,9 @@ class Supervisor {
         validation_(config, problem),
         monitor_(config, problem, validation_) {}
 
+  // The fixed validation set (drawn once, in the constructor).
+  const ValidationSet& validation() const { return validation_; }
+
   // One report (the trainers' report callback); false stops the run (a monitor rule holds).
   bool report(long cycle, double seconds, const LossParts& loss, const Model& model, bool final) {
     evaluate_grid(model);
