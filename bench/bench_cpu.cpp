@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     BackendOptions opt;
     opt.dim = 2;
     opt.penalty = 100;
-    opt.min_width = minimum_width(problem.domain(), config.training);
+    opt.min_width = minimum_width(problem.domain(), TrainingConfig{});
     auto be = make_cpu_backend<double>(opt);
     const int n_bnd = points * 48 / 224;
     problem.sample(rng, points - n_bnd, n_bnd, batch);

@@ -11,12 +11,16 @@ seeds reached it, with the count in parentheses).
 
 --jobs N runs N solves at a time, each with OMP_NUM_THREADS=--threads (for CPU sweeps on a host
 with more cores than one run uses; the times are then those of --threads cores under that load).
+--gpus 0,1,2 runs each solve on one of the listed GPUs (CUDA_VISIBLE_DEVICES of the child
+process), at most one solve a GPU at a time: with --jobs 3 a sweep takes a third of the time and
+each solve has a GPU to itself, as on a one-GPU host.
 """
 import argparse
 import concurrent.futures
 import csv
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
@@ -51,8 +55,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="solves run at a time")
     ap.add_argument("--threads", type=int, default=0,
                     help="OMP_NUM_THREADS of each solve (0: the environment's)")
+    ap.add_argument("--gpus", default="",
+                    help="comma-separated GPU ids to spread the solves over, one solve a GPU at a time")
     ap.add_argument("configs", nargs="+")
     args = ap.parse_args()
+    free_gpus = queue.Queue()
+    gpus = [g for g in args.gpus.split(",") if g]
+    for g in gpus:
+        free_gpus.put(g)
     levels = [1e-4, 1e-6, 1e-7]
     print(f"| config | seeds | median L2 | worst L2 | exit≠0 | estimate/true (median, range) "
           f"| median s | " + " | ".join(f"to {l:g} (s)" for l in levels) + " |")
@@ -73,8 +83,16 @@ def main():
                        f"output.directory={d}/out"]
                 for s in args.set:
                     cmd += ["--set", s]
-                rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    text=True, env=env).returncode
+                run_env = env
+                gpu = free_gpus.get() if gpus else None
+                if gpu is not None:
+                    run_env = dict(env, CUDA_VISIBLE_DEVICES=gpu)
+                try:
+                    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        text=True, env=run_env).returncode
+                finally:
+                    if gpu is not None:
+                        free_gpus.put(gpu)
                 try:
                     summary = json.load(open(f"{d}/out/summary.json"))
                     history = list(csv.DictReader(open(f"{d}/out/history.csv")))

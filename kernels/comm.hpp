@@ -31,6 +31,15 @@ class Communicator {
   // kernels/cuda/common/device_comm.hpp does either).
   virtual bool allreduce_sum_device(double* data, std::size_t n, void* stream) { return false; }
   virtual bool allreduce_sum_device(float* data, std::size_t n, void* stream) { return false; }
+  // out (size()·n values, device memory) = the ranks' `in` (n values each, device memory) in rank
+  // order, enqueued on `stream` and complete when it returns. False when this communicator does
+  // not reach device memory (gpu::allgather stages through host memory then).
+  virtual bool allgather_device(const double* in, std::size_t n, double* out, void* stream) {
+    return false;
+  }
+  virtual bool allgather_device(const float* in, std::size_t n, float* out, void* stream) {
+    return false;
+  }
   // The limit after which a collective that has not returned ends the run.
   virtual double collective_timeout() const;
   // In-place sums over the ranks; every rank gets the sum.

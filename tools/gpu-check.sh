@@ -3,11 +3,15 @@
 # seed problem (gdcg and lm), the GPU benchmark, the JAX reference, and compute-sanitizer
 # (memcheck, racecheck) over the GPU tests. Logs go to $OUT/*.log (or ./gpu-check-logs).
 # Used through the device tool:  run(command="bash tools/gpu-check.sh", carry=[".mu"])
-# STEPS selects steps (default: all): any of tests mpi solve resume bench jax sweep general cpusweep
-# jaxvp baseline memcheck racecheck.
+# STEPS selects steps (default: all): any of tests mpi scaling solve resume bench jax sweep general
+# cpusweep cpuharvest jaxvp baseline basebuild memcheck racecheck.
 #   sweep: bench/seed_sweep.py over the problem-only configs, seeds SWEEP_SEEDS (default 1-20),
 #     on the GPU in double (and the seed problem in float);
 #   mpi: the MPI tests (ctest -L mpi: CPU and CUDA backends over 2 and 3 ranks);
+#   scaling: bench_gpu_scaling under mpirun at 1, 2, 4 and 8 ranks (as many as the machine has
+#     GPUs, one each): strong and weak scaling of a varpro and an lm cycle (SCALE_NEURONS,
+#     SCALE_POINTS, SCALE_WEAK_POINTS), then the time of `rbfpde solve` of cube3d at a larger size
+#     (SCALE_SOLVE_SET) to 1e-4, 1e-5 and 1e-6 at each rank count (scaling.log);
 #   bench: every bench_gpu_* (BENCHES: a list of their paths instead);
 #   general: the same over the Beyond-Poisson configs (GENERAL_CONFIGS overrides the list),
 #     seeds GENERAL_SEEDS (default 1-10);
@@ -15,14 +19,22 @@
 #     (default 1-10), CPU_JOBS solves at a time (default 6) with 2 OpenMP threads each, started
 #     in the background after the build and waited for at the end (cpusweep.log; CPU_CONFIGS
 #     overrides the list, CPU_SWEEP_SET adds --set options);
+#     CPU_DETACH=1 starts it in a session of its own (setsid) writing /tmp/cpusweep.log and does
+#     not wait: it outlives the call, and a later call's step cpuharvest copies the log to $OUT;
 #   jaxvp: bench/jax_varpro.py, the JAX peer of variable projection, seeds 1-5;
 #   baseline: when .base/src.tar.gz (carried: `git archive` of an earlier commit) exists, its
-#     bench_gpu_mlp and bench_gpu_cycle are built too and run alternately with this build's,
-#     so that two versions are compared in one call.
+#     bench_gpu_mlp and bench_gpu_cycle are built too (in /tmp/base, kept for later calls on the
+#     same machine) and run alternately with this build's, so that two versions are compared in
+#     one call; basebuild: only that build (in the background, waited for at the end).
+# SKIP_BUILD=1 skips configure and build (a later call on the same machine, build-gpu/ kept);
+# EXTRA_TARGETS names more targets to build (for such later calls).
+# SWEEP_GPUS (e.g. 1,2,3) spreads the GPU sweeps (steps sweep and general) over those GPUs,
+# one solve a GPU at a time (bench/seed_sweep.py --gpus), each GPU's solves timed as on a one-GPU
+# host.
 # The machine has no muParser: the carried .deb files in .mu/ are unpacked into /opt/mu.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-check-logs}"
-STEPS="${STEPS:-tests mpi solve resume bench jax sweep general cpusweep jaxvp baseline memcheck racecheck}"
+STEPS="${STEPS:-tests mpi scaling solve resume bench jax sweep general cpusweep jaxvp baseline memcheck racecheck}"
 mkdir -p "$OUT"
 status=0
 want() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -44,31 +56,43 @@ if [ -d .mu ]; then
   for f in .mu/*.deb; do dpkg -x "$f" /opt/mu; done
 fi
 
-step configure cmake -S . -B build-gpu -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
+[ "${SKIP_BUILD:-0}" = 1 ] || step configure cmake -S . -B build-gpu -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
 # Only what the steps below run: the whole tree is built and tested on the CPU machines.
 targets="rbfpde"
 if want tests || want memcheck || want racecheck; then targets="$targets test_gpu"; fi
 if want mpi; then targets="$targets test_mpi mpi_failure_probe"; fi
+if want scaling; then targets="$targets bench_gpu_scaling"; fi
+targets="$targets ${EXTRA_TARGETS:-}"  # built now for a later call with SKIP_BUILD=1
 if want bench || want baseline; then
   targets="$targets $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')"
   [ -n "${BENCHES:-}" ] && targets="rbfpde test_gpu $(for b in $BENCHES; do basename "$b"; done)"
 fi
-if want baseline && [ -f .base/src.tar.gz ]; then
+if { want baseline || want basebuild; } && [ -f .base/src.tar.gz ] &&
+   [ ! -x /tmp/base/build/bench/bench_gpu_cycle ]; then
   # The earlier version's benchmarks, built beside this one (in the background, while this
   # build runs; its log is baseline_build.log).
   rm -rf /tmp/base && mkdir -p /tmp/base && tar -xzf .base/src.tar.gz -C /tmp/base
   (cmake -S /tmp/base -B /tmp/base/build -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
      -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DRBFPDE_BUILD_TESTS=OFF \
-     -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/base/build -j8 --target bench_gpu_mlp \
+     -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/base/build -j"$(nproc)" --target bench_gpu_mlp \
      bench_gpu_cycle) >"$OUT/baseline_build.log" 2>&1 &
   base_pid=$!
 fi
-step build_gpu cmake --build build-gpu -j16 --target $targets
+[ "${SKIP_BUILD:-0}" = 1 ] || step build_gpu cmake --build build-gpu -j"$(nproc)" --target $targets
 export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+gpu_opts=""
+if [ -n "${SWEEP_GPUS:-}" ]; then
+  gpu_opts="--gpus $SWEEP_GPUS --jobs $(tr ',' '\n' <<<"$SWEEP_GPUS" | wc -l)"
+fi
 GENERAL2D="configs/helmholtz_robin.yaml configs/mixed_neumann.yaml configs/linear_variable.yaml \
   configs/square_holes.yaml configs/square_holes_dirichlet.yaml configs/disk_cloud.yaml"
-if want cpusweep; then
+if want cpusweep && [ "${CPU_DETACH:-0}" = 1 ]; then
+  setsid nohup env PYTHONUNBUFFERED=1 timeout "${CPU_SWEEP_TIMEOUT:-1500}" python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cpu --seeds "${CPU_SEEDS:-1-10}" --jobs "${CPU_JOBS:-6}" \
+    --threads 2 ${CPU_SWEEP_SET:-} ${CPU_CONFIGS:-$GENERAL2D} >/tmp/cpusweep.log 2>&1 </dev/null &
+  echo "=== cpusweep started in the background (/tmp/cpusweep.log)"
+elif want cpusweep; then
   (PYTHONUNBUFFERED=1 timeout "${CPU_SWEEP_TIMEOUT:-500}" python3 bench/seed_sweep.py \
      --binary build-gpu/rbfpde --backend cpu --seeds "${CPU_SEEDS:-1-10}" --jobs "${CPU_JOBS:-6}" \
      --threads 2 ${CPU_SWEEP_SET:-} ${CPU_CONFIGS:-$GENERAL2D} >"$OUT/cpusweep.log" 2>&1) &
@@ -81,6 +105,9 @@ fi
 if want mpi; then
   # Several ranks on this machine's GPU(s): host-staged sums with one GPU, NCCL with several.
   step mpi ctest --test-dir build-gpu -L mpi --output-on-failure --timeout 300
+fi
+if want scaling; then
+  step scaling bash tools/scaling.sh build-gpu "$OUT"
 fi
 if want solve; then
   # End-to-end: training seconds from summary.json (the CLI's own phase timing).
@@ -113,6 +140,7 @@ if want resume; then
 fi
 if want bench; then
   for b in ${BENCHES:-build-gpu/bench/bench_gpu_*}; do
+    [[ "$b" == *bench_gpu_scaling ]] && continue  # runs under mpirun: the scaling step
     [ -x "$b" ] && step "$(basename "$b")" timeout 300 "$b"
   done
 fi
@@ -121,31 +149,39 @@ if want jax; then
 fi
 if want sweep; then
   step sweep env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP_SEEDS:-1-20}" \
+    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP_SEEDS:-1-20}" $gpu_opts \
     configs/poisson2d.yaml configs/lshape.yaml configs/disk.yaml configs/peak.yaml
   step sweep3d env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP3D_SEEDS:-1-20}" \
+    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP3D_SEEDS:-1-20}" $gpu_opts \
     configs/cube3d.yaml configs/ball3d.yaml
   step sweep_float env PYTHONUNBUFFERED=1 timeout 120 python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --precision float --seeds 1-5 configs/poisson2d.yaml
+    --binary build-gpu/rbfpde --backend cuda --precision float --seeds 1-5 $gpu_opts configs/poisson2d.yaml
 fi
 if want general; then
   step general env PYTHONUNBUFFERED=1 timeout "${GENERAL_TIMEOUT:-300}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${GENERAL_SEEDS:-1-10}" \
-    ${GENERAL_CONFIGS:-$GENERAL2D configs/heat2d.yaml configs/box_ball.yaml}
+    --binary build-gpu/rbfpde --backend cuda --seeds "${GENERAL_SEEDS:-1-10}" $gpu_opts \
+    ${GENERAL_CONFIGS:-$GENERAL2D configs/heat2d.yaml configs/box_ball.yaml configs/heat3d.yaml}
 fi
 if want jaxvp; then
   step jaxvp timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_varpro.py --seeds "${JAXVP_SEEDS:-1-5}"
 fi
-if want baseline && [ -n "${base_pid:-}" ]; then
-  wait "$base_pid"
+[ -n "${base_pid:-}" ] && wait "$base_pid"
+# Old and new alternately, two rounds, into one log (baseline.log).
+baseline_rounds() {
   for round in 1 2; do
     for b in bench_gpu_mlp bench_gpu_cycle; do
       args=""; [ "$b" = bench_gpu_mlp ] && args=quick
-      [ -x "/tmp/base/build/bench/$b" ] && step "baseline_old_${b}_$round" timeout 120 "/tmp/base/build/bench/$b" $args
-      [ -x "build-gpu/bench/$b" ] && step "baseline_new_${b}_$round" timeout 120 "build-gpu/bench/$b" $args
+      for version in old new; do
+        bin="build-gpu/bench/$b"; [ "$version" = old ] && bin="/tmp/base/build/bench/$b"
+        [ -x "$bin" ] || continue
+        echo "=== $version $b round $round"
+        timeout 120 "$bin" $args || echo "=== $version $b FAILED"
+      done
     done
   done
+}
+if want baseline && [ -x /tmp/base/build/bench/bench_gpu_cycle ]; then
+  step baseline baseline_rounds
 fi
 # The sanitizers are slow: one precision covers every kernel. The allocation test is left out:
 # its deliberate cudaMalloc failure would count as an API error.
@@ -157,6 +193,9 @@ fi
 if want racecheck; then
   step racecheck timeout "${SAN_TIMEOUT:-240}" compute-sanitizer --tool racecheck --error-exitcode 1 \
     ./build-gpu/tests/test_gpu --gtest_filter="${RACE_FILTER:-CudaBackendParity.*Double:CudaVarproParity.*:CudaFusedCycle.*Double:CudaMlpParity/0.AdamSteps:CudaMlpParity/0.TrainStepsGraph:CudaMlpBackend.TinyNetworkEveryKernel:CudaGeneralParity.*:CudaMlpGeneralRows/0.*:-*Fifty*:*SeedProblem*}"
+fi
+if want cpuharvest; then
+  cp /tmp/cpusweep.log "$OUT/cpusweep.log" && cat "$OUT/cpusweep.log"
 fi
 if [ -n "${cpu_pid:-}" ]; then
   wait "$cpu_pid" || { echo "=== cpusweep FAILED or timed out"; }

@@ -44,6 +44,19 @@ void device_allreduce_sum(Communicator& comm, T* data, std::size_t n, cudaStream
   staged_allreduce_sum(comm, data, n, stream);
 }
 
+template <class T>
+void device_allgather(Communicator& comm, const T* in, std::size_t n, T* out, cudaStream_t stream) {
+  if (n == 0) return;
+  if (comm.allgather_device(in, n, out, stream)) return;
+  std::vector<T> mine(n), all(n * std::size_t(comm.size()));
+  CUDA_CHECK(cudaMemcpyAsync(mine.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  comm.allgather(mine.data(), n, all.data());
+  CUDA_CHECK(
+      cudaMemcpyAsync(out, all.data(), all.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 #ifdef RBFPDE_HAVE_NCCL
 using Clock = std::chrono::steady_clock;
 
@@ -114,6 +127,12 @@ class NcclCommunicator final : public Communicator {
   bool allreduce_sum_device(float* data, std::size_t n, void* stream) override {
     return sum(data, n, ncclFloat, static_cast<cudaStream_t>(stream));
   }
+  bool allgather_device(const double* in, std::size_t n, double* out, void* stream) override {
+    return gather(in, n, out, ncclDouble, static_cast<cudaStream_t>(stream));
+  }
+  bool allgather_device(const float* in, std::size_t n, float* out, void* stream) override {
+    return gather(in, n, out, ncclFloat, static_cast<cudaStream_t>(stream));
+  }
 
  private:
   static double seconds_since(Clock::time_point start) {
@@ -159,19 +178,29 @@ class NcclCommunicator final : public Communicator {
   bool sum(void* data, std::size_t n, ncclDataType_t type, cudaStream_t stream) {
     if (n == 0) return true;
     check(ncclAllReduce(data, data, n, type, ncclSum, comm_, stream), "ncclAllReduce");
-    wait_for_nccl("ncclAllReduce");
-    // The sum itself runs on the stream: wait for it here, so that a peer that never joins is
-    // noticed within the timeout rather than by a synchronisation that never returns.
+    return complete("ncclAllReduce", stream);
+  }
+
+  bool gather(const void* in, std::size_t n, void* out, ncclDataType_t type, cudaStream_t stream) {
+    if (n == 0) return true;
+    check(ncclAllGather(in, out, n, type, comm_, stream), "ncclAllGather");
+    return complete("ncclAllGather", stream);
+  }
+
+  // Waits for the collective `call` just enqueued on `stream`: its enqueueing (non-blocking
+  // NCCL), then the collective itself on the stream, so that a peer that never joins is noticed
+  // within the timeout rather than by a synchronisation that never returns.
+  bool complete(const char* call, cudaStream_t stream) {
+    wait_for_nccl(call);
     CUDA_CHECK(cudaEventRecord(done_, stream));
     const auto start = Clock::now();
     for (;;) {
       const cudaError_t e = cudaEventQuery(done_);
       if (e == cudaSuccess) return true;
-      if (e != cudaErrorNotReady)
-        fail(std::string("ncclAllReduce: CUDA error ") + cudaGetErrorString(e));
+      if (e != cudaErrorNotReady) fail(std::string(call) + ": CUDA error " + cudaGetErrorString(e));
       const ncclResult_t state = poll_async();
-      if (state != ncclSuccess && state != ncclInProgress) check(state, "ncclAllReduce");
-      if (seconds_since(start) > timeout()) fail(timeout_message("ncclAllReduce"));
+      if (state != ncclSuccess && state != ncclInProgress) check(state, call);
+      if (seconds_since(start) > timeout()) fail(timeout_message(call));
       std::this_thread::yield();
     }
   }
@@ -208,6 +237,14 @@ void allreduce_sum(Communicator& comm, double* data, std::size_t n, CUstream_st*
 }
 void allreduce_sum(Communicator& comm, float* data, std::size_t n, CUstream_st* stream) {
   device_allreduce_sum(comm, data, n, stream);
+}
+void allgather(Communicator& comm, const double* in, std::size_t n, double* out,
+               CUstream_st* stream) {
+  device_allgather(comm, in, n, out, stream);
+}
+void allgather(Communicator& comm, const float* in, std::size_t n, float* out,
+               CUstream_st* stream) {
+  device_allgather(comm, in, n, out, stream);
 }
 
 }  // namespace gpu

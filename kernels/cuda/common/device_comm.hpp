@@ -29,4 +29,10 @@ std::shared_ptr<Communicator> make_nccl_communicator(std::shared_ptr<Communicato
 void allreduce_sum(Communicator& comm, double* data, std::size_t n, CUstream_st* stream);
 void allreduce_sum(Communicator& comm, float* data, std::size_t n, CUstream_st* stream);
 
+// out[0…size()·n) (device memory) = every rank's in[0…n) (device memory) in rank order, after
+// the work already enqueued on `stream`; complete on return.
+void allgather(Communicator& comm, const double* in, std::size_t n, double* out,
+               CUstream_st* stream);
+void allgather(Communicator& comm, const float* in, std::size_t n, float* out, CUstream_st* stream);
+
 }  // namespace rbfpde::gpu

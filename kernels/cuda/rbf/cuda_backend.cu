@@ -1111,34 +1111,29 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // TSQR (the CPU backend's tsqr_r): `a` (rows × cols, column-major, leading dimension lda;
   // overwritten) is this rank's block of rows; tsqr_r_ becomes the cols × cols R (zeros below
   // its diagonal) of the QR factorisation of every rank's block stacked in rank order. The R
-  // factors meet on the host (cols² values per rank); every rank factors the same stack, so R is
-  // the same on every rank. geqrf's status ends in info_[0].
+  // factors (cols² values per rank) are gathered in device memory (gpu::allgather: NCCL, or
+  // staged through the host); every rank factors the same stack, so R is the same on every
+  // rank. geqrf's status ends in info_[0].
   void tsqr_r(T* a, int rows, int lda, int cols) {
     const std::size_t cc = std::size_t(cols) * cols;
     tsqr_local_.resize(cc);
     if (rows > 0) geqrf_in_place(a, rows, lda, cols);
     gpu::launch_upper_triangle<T>(stream_, a, lda, rows, cols, tsqr_local_.data());
-    std::vector<T> mine(cc);
-    download(mine, tsqr_local_.data());
     const int ranks = comm_->size();
-    std::vector<T> all(cc * std::size_t(ranks));
-    comm_->allgather(mine.data(), cc, all.data());
+    tsqr_gather_.resize(cc * std::size_t(ranks));
+    gpu::allgather(*comm_, tsqr_local_.data(), cc, tsqr_gather_.data(), stream_);
     // Rank r's R is rows [r·cols, (r+1)·cols) of the (ranks·cols) × cols column-major stack.
     const std::size_t stack_rows = std::size_t(ranks) * cols;
-    std::vector<T> stack(stack_rows * cols);
+    tsqr_stack_.resize(stack_rows * cols);
+    const std::size_t col_bytes = std::size_t(cols) * sizeof(T);
     for (int r = 0; r < ranks; ++r)
-      for (int j = 0; j < cols; ++j)
-        for (int i = 0; i < cols; ++i)
-          stack[std::size_t(r) * cols + i + std::size_t(j) * stack_rows] =
-              all[std::size_t(r) * cc + i + std::size_t(j) * cols];
-    tsqr_stack_.resize(stack.size());
-    upload(tsqr_stack_.data(), stack);
+      CUDA_CHECK(cudaMemcpy2DAsync(tsqr_stack_.data() + std::size_t(r) * cols,
+                                   stack_rows * sizeof(T), tsqr_gather_.data() + r * cc,
+                                   col_bytes, col_bytes, cols, cudaMemcpyDeviceToDevice, stream_));
     geqrf_in_place(tsqr_stack_.data(), int(stack_rows), int(stack_rows), cols);
     tsqr_r_.resize(cc);
     gpu::launch_upper_triangle<T>(stream_, tsqr_stack_.data(), int(stack_rows), int(stack_rows),
                                   cols, tsqr_r_.data());
-    // `stack` is pageable: the copy must have left it before it goes out of scope.
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   void geqrf_in_place(T* a, int rows, int lda, int cols) {
@@ -1277,7 +1272,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   bool dist_ = false;  // comm_->distributed(): the sums over ranks below are on
   int n_int_all_ = 0, n_bnd_all_ = 0;  // the union's counts N and K (with dist_)
   DeviceBuffer<double> loss_sums_;     // Σe², Σb² summed over the ranks
-  DeviceBuffer<T> tsqr_a_, tsqr_local_, tsqr_stack_, tsqr_r_;  // TSQR's blocks and R factors
+  // TSQR's blocks, this rank's R, every rank's R side by side, their stack, the stack's R.
+  DeviceBuffer<T> tsqr_a_, tsqr_local_, tsqr_gather_, tsqr_stack_, tsqr_r_;
   std::string device_name_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
