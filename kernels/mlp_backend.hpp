@@ -47,9 +47,10 @@ struct MlpOptions {
   // Coordinates the Laplacian stream acts on (the first ones; CollocationBatch); 0: dim. A batch
   // must have the same (set_batch throws std::invalid_argument otherwise).
   int laplacian_dims = 0;
-  // The ranks of a data-parallel run (null: one process): the CPU backend sums the loss, the
-  // gradient and LM's normal equations over the ranks' shares, with the union's counts
-  // (BackendOptions::comm).
+  // The ranks of a data-parallel run (null: one process): the backends sum the loss, the
+  // gradient and (CPU) LM's normal equations over the ranks' shares, with the union's counts
+  // (BackendOptions::comm). The CUDA backend takes its distributed path when distributed() is
+  // true (make_device_communicator gives it the rank's GPU and NCCL's sums).
   std::shared_ptr<Communicator> comm;
 };
 

@@ -36,11 +36,6 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
     backend_name = "cpu";
   }
   const std::shared_ptr<Communicator> comm = options.comm ? options.comm : serial_communicator();
-  // The CUDA MLP backend takes no communicator: its sums cover its own points only.
-  if (backend_name == "cuda" && comm->size() > 1)
-    throw InputError(config.compute.backend_loc, "compute.backend",
-                     "the CUDA MLP backend runs on one rank in this version: run the MLP over " +
-                         std::to_string(comm->size()) + " ranks with cpu, found cuda");
   SolveResult result;
   result.model = "mlp";
   result.backend = backend_name;
@@ -50,7 +45,8 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   const MlpShape shape = mlp_shape(config.model, problem.domain());
   MlpOptions mopt = mlp_backend_options(shape, config.training.penalty);
   mopt.laplacian_dims = problem.space_dim();
-  mopt.comm = comm;
+  // Over ranks the CUDA backend takes this rank's GPU and NCCL's sums (make_device_communicator).
+  mopt.comm = backend_name == "cuda" ? make_device_communicator(comm) : comm;
   std::unique_ptr<MlpBackend<T>> backend =
       backend_name == "cuda" ? make_cuda_mlp_backend<T>(mopt) : make_cpu_mlp_backend<T>(mopt);
   result.device = backend->device_name();

@@ -3,7 +3,9 @@
 // device buffers, and a backend given it — distributed() is true, so it takes every collective
 // of the multi-rank path — reproduces the single-GPU backend; so does a backend whose one-rank
 // communicator stages its sums through host memory (the path of a build without NCCL, or of
-// ranks that share a GPU). tests/mpi/test_gpu_ranks.cpp runs the same comparison over ranks.
+// ranks that share a GPU). The CUDA MLP backend likewise (tests/gpu/mlp_nccl_parity.hpp), on the
+// planner's kernels and with the point kernel forced. tests/mpi/test_gpu_ranks.cpp runs the same
+// comparisons over ranks.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +17,8 @@
 #include "kernels/comm.hpp"
 #include "kernels/cuda/common/device_buffer.hpp"
 #include "kernels/cuda/common/device_comm.hpp"
+#include "kernels/cuda/mlp/mlp_kernels.hpp"
+#include "tests/gpu/mlp_nccl_parity.hpp"
 #include "tests/gpu/nccl_parity.hpp"
 
 namespace rbfpde {
@@ -110,6 +114,35 @@ TEST(NcclOneRank, HostStagedBackendMatchesSingleGpu) {
   const auto comm = std::make_shared<StagedOneRank>();
   for (const nccl_test::ParityCase& c : nccl_test::kParityCases)
     nccl_test::expect_matches_one_gpu(comm, c);
+  EXPECT_GT(comm->device_sums_refused, 0) << "the backend's device sums went through host memory";
+}
+
+// The CUDA MLP backend of the planner's choice and, on Poisson/Dirichlet rows (the only ones it
+// takes), with the point kernel forced, whose last block sums the blocks' loss sums.
+void expect_mlp_matches_one_gpu(const std::shared_ptr<Communicator>& comm) {
+  const mlp_nccl_test::MlpBackendFactory planned = [](const MlpOptions& o) {
+    return make_cuda_mlp_backend<double>(o);
+  };
+  const mlp_nccl_test::MlpBackendFactory point = [](const MlpOptions& o) {
+    gpu::MlpTuning tuning;
+    tuning.kernel = gpu::MlpTuning::Kernel::kPoint;
+    return gpu::make_cuda_mlp_backend<double>(o, tuning);
+  };
+  for (const mlp_nccl_test::MlpParityCase& c : mlp_nccl_test::kMlpParityCases) {
+    mlp_nccl_test::expect_mlp_matches_one_gpu(comm, c, planned);
+    if (!c.general && c.dim == 2) mlp_nccl_test::expect_mlp_matches_one_gpu(comm, c, point);
+  }
+}
+
+TEST(NcclOneRank, MlpBackendMatchesSingleGpu) {
+  RBFPDE_REQUIRE_NCCL();
+  expect_mlp_matches_one_gpu(gpu::make_nccl_communicator(serial_communicator(), 0));
+}
+
+TEST(NcclOneRank, HostStagedMlpBackendMatchesSingleGpu) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  const auto comm = std::make_shared<StagedOneRank>();
+  expect_mlp_matches_one_gpu(comm);
   EXPECT_GT(comm->device_sums_refused, 0) << "the backend's device sums went through host memory";
 }
 

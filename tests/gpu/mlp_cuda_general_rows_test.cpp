@@ -4,7 +4,8 @@
 // - CudaMlpGeneralEmulated: the tiled kernel's block code run on the host (emulate_mlp_pass; no
 //   device needed): both block codes in double, tiles of 3, 8 and 16 points, 2D with the
 //   Laplacian over both coordinates and over the first, 3D over the first two; boundary tiles with
-//   and without flux points (value stream alone, or all streams); 1e-12 norm-wise.
+//   and without flux points (value stream alone, or all streams), and the Σe², Σb² a run over
+//   ranks sums (MlpPassArgs::sums); 1e-12 norm-wise.
 // - CudaMlpGeneralRows (device; skipped without one): the backend's loss, gradient, residuals and
 //   Δₛ evaluation, Adam through train_steps' graph, the switch between general and
 //   Poisson/Dirichlet batches of one size (the graphs hold the pass's arguments), a batch large
@@ -70,7 +71,7 @@ TEST(CudaMlpGeneralEmulated, MatchesTheCpuBackend) {
         const gpu::MlpTiling tiling =
             gpu::emulated_mlp_tiling(net, n_int, n_bnd, true, points, grid, variant);
         std::vector<double> e(n_int), b(n_bnd), partials(std::size_t(grid) * theta.size()),
-            losses(3);
+            losses(3), sums(2, -1.0);
         gpu::MlpPassArgs<double> a;
         a.theta = theta.data();
         a.x_int = batch.interior.data();
@@ -93,6 +94,7 @@ TEST(CudaMlpGeneralEmulated, MatchesTheCpuBackend) {
         a.b = b.data();
         a.partials = partials.data();
         a.losses = losses.data();
+        a.sums = sums.data();
         gpu::emulate_mlp_pass(net, tiling, a);
         std::vector<double> g(theta.size(), 0.0);
         for (int blk = 0; blk < grid; ++blk)
@@ -102,6 +104,12 @@ TEST(CudaMlpGeneralEmulated, MatchesTheCpuBackend) {
         EXPECT_LE(relative_difference(e, e_cpu), 1e-12);
         EXPECT_LE(relative_difference(b, b_cpu), 1e-12);
         EXPECT_LE(relative_difference(g, g_cpu), 1e-12);
+        // Σe² and Σb², the sums a run over ranks adds up.
+        double se = 0, sb = 0;
+        for (double v : e_cpu) se += v * v;
+        for (double v : b_cpu) sb += v * v;
+        EXPECT_LE(relative_difference(sums[0], se), 1e-12);
+        EXPECT_LE(relative_difference(sums[1], sb), 1e-12);
 
         // Evaluation: u, ∇u, Δₛu.
         const CollocationBatch pts = random_batch(dim, 57, 0, 99);

@@ -9,6 +9,16 @@
 // the device too, also inside a chunk's graph (a step that draws: the sampler's two launches,
 // interior and boundary, before its pass), so that training with a fresh batch every step still
 // syncs once per chunk and no batch crosses the bus.
+//
+// Ranks (MlpOptions::comm, docs/architecture.md "Distributed runs"): when the communicator is
+// distributed() each rank holds its share of the batch, set by set_batch from the host (no
+// device sampler: each rank samples its share from its own stream), the pass's scales use the
+// union's counts N and K, and after every pass the two sums Σe², Σb² (MlpPassArgs::sums) and,
+// with the backward pass, the gradient are summed over the ranks by gpu::allreduce_sum before
+// the loss is formed on the host and before Adam or a read-back uses the gradient. Each step
+// waits for its sums, so that path runs step by step, without CUDA graphs or the in-graph early
+// stop; with a communicator that is not distributed (one process) the code is the single-GPU
+// code.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -25,8 +35,10 @@
 #include "kernels/cuda/common/pinned.hpp"
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/common/device_buffer.hpp"
+#include "kernels/cuda/common/device_comm.hpp"
 #include "kernels/cuda/common/device_sampler.hpp"
 #include "kernels/cuda/mlp/mlp_kernels.hpp"
+#include "kernels/comm.hpp"
 #include "kernels/mlp_backend.hpp"
 
 namespace rbfpde {
@@ -63,7 +75,9 @@ class CudaMlpBackend final : public MlpBackend<T> {
         consts_host_(3 * kMaxGraphSteps),
         losses_host_(3 * kMaxGraphSteps),
         halt_host_(2),
-        draw_index_host_(kMaxGraphSteps) {
+        draw_index_host_(kMaxGraphSteps),
+        comm_(options.comm ? options.comm : serial_communicator()),
+        dist_(comm_->distributed()) {
     net_ = gpu::make_mlp_net_view<T>(options);
     grad_host_ = PinnedBuffer<T>(std::size_t(net_.n_params));
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -77,6 +91,10 @@ class CudaMlpBackend final : public MlpBackend<T> {
     halt_.resize(2);
     counter_.resize(1);
     draw_index_.resize(kMaxGraphSteps);
+    if (dist_) {
+      loss_sums_.resize(2);
+      loss_sums_host_ = PinnedBuffer<double>(2);
+    }
     CUDA_CHECK(cudaMemsetAsync(theta_.data(), 0, theta_.bytes(), stream_));
     CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, counter_.bytes(), stream_));
     zero_optimiser();
@@ -108,6 +126,15 @@ class CudaMlpBackend final : public MlpBackend<T> {
   LossParts loss_and_gradient_at(const std::vector<T>& flat, std::vector<T>& g) override {
     upload_parameters(flat);
     g.resize(theta_.size());
+    if (dist_) {
+      enqueue_ranked_pass(true);
+      const LossParts loss = union_loss();
+      CUDA_CHECK(cudaMemcpyAsync(grad_host_.data(), grad_.data(), grad_.bytes(),
+                                 cudaMemcpyDeviceToHost, stream_));
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      std::copy(grad_host_.data(), grad_host_.data() + g.size(), g.begin());
+      return loss;
+    }
     if (n_int_ + n_bnd_ == 0) {
       CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
       CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -152,6 +179,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
                                  coef_beta_.data()};
     general_ = !batch.poisson_dirichlet();
     resize_batch(batch.n_interior(), batch.n_boundary());
+    if (dist_) count_union_rows();
     upload(batch.interior, x_int_);
     upload(batch.f, f_);
     upload(batch.boundary, x_bnd_);
@@ -181,12 +209,18 @@ class CudaMlpBackend final : public MlpBackend<T> {
     device_drawn_ = false;
   }
 
+  // Never on the distributed path: set_problem refuses it.
   bool draws_batches() const override { return sampler_ != nullptr; }
 
   // The device sampler draws points, f, p and normals, no coefficients: it serves problems of
   // Poisson/Dirichlet rows only, and refuses the others (the trainer then samples on the host).
+  // Over ranks it is refused too: it draws one stream for the whole batch, while each rank
+  // samples its share from its own stream.
   void set_problem(const Problem& problem) override {
     if (problem.dim() != net_.dim) throw std::invalid_argument("problem of the wrong dimension");
+    if (dist_)
+      throw std::runtime_error(
+          "over ranks the CUDA MLP backend takes each rank's share of every batch from the host");
     sampler_.reset();
     graphs_.clear();
     if (net_.lap_dims != net_.dim || !poisson_dirichlet_problem(problem, 0))
@@ -224,12 +258,20 @@ class CudaMlpBackend final : public MlpBackend<T> {
   }
 
   LossParts residuals() override {
+    if (dist_) {
+      enqueue_ranked_pass(false);
+      return union_loss();
+    }
     if (n_int_ + n_bnd_ == 0) return LossParts{};
     gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(false, 0, nullptr, 0));
     return read_loss();
   }
 
   LossParts loss_and_gradient() override {
+    if (dist_) {
+      enqueue_ranked_pass(true);
+      return union_loss();
+    }
     if (n_int_ + n_bnd_ == 0) {
       CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
       CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -255,13 +297,15 @@ class CudaMlpBackend final : public MlpBackend<T> {
     b = download(b_);
   }
 
-  int steps_per_sync() const override { return kMaxGraphSteps; }
+  // Over ranks every step waits for its sums: step by step.
+  int steps_per_sync() const override { return dist_ ? 1 : kMaxGraphSteps; }
 
   // As the default, one graph per chunk of at most kMaxGraphSteps steps; the early stop is the
-  // device flag halt_ (mlp_kernels.hpp), read back with the losses.
+  // device flag halt_ (mlp_kernels.hpp), read back with the losses. Over ranks the default
+  // itself: loss_and_gradient() and adam_step() a step.
   void train_steps(const std::vector<AdamStepArgs>& steps, T beta1, T beta2, T epsilon,
                    double stop_below, std::vector<LossParts>& losses) override {
-    if (n_int_ + n_bnd_ == 0) {
+    if (dist_ || n_int_ + n_bnd_ == 0) {
       MlpBackend<T>::train_steps(steps, beta1, beta2, epsilon, stop_below, losses);
       return;
     }
@@ -450,8 +494,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
     a.x_bnd = x_bnd_.data();
     a.p = p_.data();
     a.n_bnd = n_bnd_;
-    a.inv_n = T(1) / T(std::max(n_int_, 1));
-    a.lam_k = penalty_ / T(std::max(n_bnd_, 1));
+    a.inv_n = T(1) / T(std::max(interior_rows(), 1));
+    a.lam_k = penalty_ / T(std::max(boundary_rows(), 1));
     a.penalty = double(penalty_);
     if (general_) {
       a.general = true;
@@ -467,11 +511,52 @@ class CudaMlpBackend final : public MlpBackend<T> {
     a.partials = gradient ? partials_.data() : nullptr;
     a.scratch = scratch_.data();
     a.losses = losses_.data();
+    if (dist_) a.sums = loss_sums_.data();
     a.counter = counter_.data();
     a.halt = halt;
     a.step = step;
     a.stop_below = stop_below;
     return a;
+  }
+
+  // The interior and boundary counts N and K of the scales: the union's over ranks.
+  int interior_rows() const { return dist_ ? n_int_all_ : n_int_; }
+  int boundary_rows() const { return dist_ ? n_bnd_all_ : n_bnd_; }
+
+  // The union's counts N and K (a collective: the ranks set their batches together).
+  void count_union_rows() {
+    double counts[2] = {double(n_int_), double(n_bnd_)};
+    comm_->allreduce_sum(counts, 2);
+    n_int_all_ = int(counts[0]);
+    n_bnd_all_ = int(counts[1]);
+  }
+
+  // The distributed path's pass on this rank's share (with the backward pass and the reduction
+  // into grad_ when `gradient`), then Σe², Σb² and the gradient summed over the ranks; a rank
+  // without points adds zeros. Complete on return.
+  void enqueue_ranked_pass(bool gradient) {
+    if (n_int_ + n_bnd_ > 0) {
+      gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(gradient, 0, nullptr, 0));
+      if (gradient)
+        gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
+                               gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap_reduce);
+    } else {
+      CUDA_CHECK(cudaMemsetAsync(loss_sums_.data(), 0, loss_sums_.bytes(), stream_));
+      if (gradient) CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
+    }
+    gpu::allreduce_sum(*comm_, loss_sums_.data(), 2, stream_);
+    if (gradient) gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
+  }
+
+  // The union's loss parts from the summed Σe², Σb², as the pass's last block forms them.
+  LossParts union_loss() {
+    CUDA_CHECK(cudaMemcpyAsync(loss_sums_host_.data(), loss_sums_.data(), 2 * sizeof(double),
+                               cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const double se = loss_sums_host_[0], sb = loss_sums_host_[1];
+    const double nn = double(std::max(n_int_all_, 1)), kk = double(std::max(n_bnd_all_, 1));
+    return LossParts{0.5 * se / nn + 0.5 * double(penalty_) * sb / kk, std::sqrt(se / nn),
+                     std::sqrt(sb / kk)};
   }
 
   LossParts read_loss() {
@@ -553,6 +638,11 @@ class CudaMlpBackend final : public MlpBackend<T> {
   PinnedBuffer<int> halt_host_;
   PinnedBuffer<std::uint64_t> draw_index_host_;  // the chunk's batch numbers, a step each
   DeviceBuffer<std::uint64_t> draw_index_;       // the graphs' batch numbers, a step each
+  std::shared_ptr<Communicator> comm_;
+  bool dist_ = false;  // comm_->distributed(): the distributed path (the header comment)
+  int n_int_all_ = 0, n_bnd_all_ = 0;  // the union's counts N and K (with dist_)
+  DeviceBuffer<double> loss_sums_;     // Σe², Σb² of the pass, then of the union (with dist_)
+  PinnedBuffer<double> loss_sums_host_;
   std::unique_ptr<gpu::DeviceSampler> sampler_;  // set by set_problem
   CollocationBatch host_batch_;                  // the batch set_batch was given
   bool device_drawn_ = false;                    // the current batch was drawn on the device

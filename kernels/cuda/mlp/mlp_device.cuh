@@ -78,7 +78,8 @@ __device__ double block_sum_squares(const T* v, int n, double* scratch) {
 }
 
 // The last block of a pass to finish (an integer ticket) sums the residuals every block wrote,
-// in a fixed order, into losses[3·step…], and sets the early-stop flag. Every thread calls it.
+// in a fixed order, into losses[3·step…] (and the two sums into a.sums when given), and sets the
+// early-stop flag. Every thread calls it.
 // block_sums (the point kernel): instead of the residuals, each block's {Σe², Σb²} (2 doubles a
 // block).
 template <class T>
@@ -115,6 +116,10 @@ __device__ void last_block_loss(const MlpPassArgs<T>& a, double* scratch,
     out[0] = loss;
     out[1] = sqrt(se / nn);
     out[2] = sqrt(sb / kk);
+    if (a.sums) {
+      a.sums[0] = se;
+      a.sums[1] = sb;
+    }
     if (a.halt && a.halt[0] == INT_MAX) {
       if (!isfinite(loss)) {
         a.halt[0] = a.step;

@@ -916,6 +916,10 @@ void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling, const M
   a.losses[3 * a.step] = 0.5 * se / nn + 0.5 * a.penalty * sb / kk;
   a.losses[3 * a.step + 1] = std::sqrt(se / nn);
   a.losses[3 * a.step + 2] = std::sqrt(sb / kk);
+  if (a.sums) {
+    a.sums[0] = se;
+    a.sums[1] = sb;
+  }
 }
 
 template <class T>

@@ -134,6 +134,9 @@ struct MlpPassArgs {
   T* partials = nullptr;
   T* scratch = nullptr;  // point kernel: MlpTiling::scratch_elements
   double* losses = nullptr;
+  // Non-null: the last block also writes {Σe², Σb²} here (2 doubles), the sums a run over ranks
+  // adds up into the union's loss (losses divides by this launch's own counts).
+  double* sums = nullptr;
   unsigned* counter = nullptr;  // zero between launches (the last block resets it)
   int* halt = nullptr;          // null: no early stop
   int step = 0;
