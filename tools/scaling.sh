@@ -5,7 +5,8 @@
 # scaling); usage: tools/scaling.sh BUILD_DIR OUT_DIR. Sizes: SCALE_NEURONS (default 512),
 # SCALE_POINTS (interior points of the union for strong scaling, default 400000),
 # SCALE_WEAK_POINTS (interior points per rank for weak scaling, default 200000), SCALE_METHODS
-# (default "varpro lm"), SCALE_SOLVE_SET (the --set options of the timed solve of cube3d).
+# (default "varpro lm"), SCALE_SOLVE_SET (the --set options of the timed solve of cube3d),
+# SCALE_PARTS (default "bench solve": which of the two to run).
 set -uo pipefail
 build="$1"
 out="$2"
@@ -19,7 +20,9 @@ echo "GPUs: $gpus; rank counts:$counts"
 nvidia-smi topo -m || true
 neurons="${SCALE_NEURONS:-512}"
 status=0
+parts="${SCALE_PARTS:-bench solve}"  # bench: the cycle tables; solve: the timed solves
 for weak in "" "--weak"; do
+  [[ " $parts " == *" bench "* ]] || break
   points="${SCALE_POINTS:-400000}"
   [ -n "$weak" ] && points="${SCALE_WEAK_POINTS:-200000}"
   echo
@@ -44,7 +47,8 @@ for weak in "" "--weak"; do
 done
 
 # A whole solve of cube3d at a size worth several GPUs: the training time to each accuracy.
-set_opts="${SCALE_SOLVE_SET:---set model.neurons=512 --set training.points_interior=100000 --set training.points_boundary=20000 --set training.max_cycles=200}"
+set_opts="${SCALE_SOLVE_SET:---set model.neurons=512 --set training.points.interior=100000 --set training.points.boundary=20000 --set training.max_cycles=200}"
+[[ " $parts " == *" solve "* ]] || exit $status
 echo
 echo "cube3d solve with $set_opts"
 for r in $counts; do

@@ -31,14 +31,14 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cuda/common/graph_cache.hpp"
-#include "kernels/cuda/common/pinned.hpp"
+#include "kernels/comm.hpp"
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/common/device_buffer.hpp"
 #include "kernels/cuda/common/device_comm.hpp"
 #include "kernels/cuda/common/device_sampler.hpp"
+#include "kernels/cuda/common/graph_cache.hpp"
+#include "kernels/cuda/common/pinned.hpp"
 #include "kernels/cuda/mlp/mlp_kernels.hpp"
-#include "kernels/comm.hpp"
 #include "kernels/mlp_backend.hpp"
 
 namespace rbfpde {
@@ -647,7 +647,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
   CollocationBatch host_batch_;                  // the batch set_batch was given
   bool device_drawn_ = false;                    // the current batch was drawn on the device
   int n_int_ = 0, n_bnd_ = 0;
-  bool planned_ = false;  // tiling_ and the batch buffers are sized for n_int_ + n_bnd_
+  bool planned_ = false;          // tiling_ and the batch buffers are sized for n_int_ + n_bnd_
   bool planned_general_ = false;  // … and tiling_ planned for general rows or not (pass_tuning)
   gpu::MlpTiling tiling_;
   // Chunk shapes repeat with the reports and the draws, but a resample_every prime to

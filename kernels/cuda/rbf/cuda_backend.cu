@@ -45,12 +45,12 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/common/blas.hpp"
-#include "kernels/cuda/common/graph_cache.hpp"
-#include "kernels/cuda/common/pinned.hpp"
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/common/device_buffer.hpp"
 #include "kernels/cuda/common/device_comm.hpp"
 #include "kernels/cuda/common/device_sampler.hpp"
+#include "kernels/cuda/common/graph_cache.hpp"
+#include "kernels/cuda/common/pinned.hpp"
 #include "kernels/cuda/rbf/launchers.hpp"
 #include "kernels/cuda/rbf/rank_kernels.hpp"
 
@@ -279,9 +279,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   LossParts gdcg_cycle(const typename RbfBackend<T>::GdcgCycle& c) override {
     if (c.draw) gpu::sampler_for(sampler_, "gdcg_cycle");
-    if (dist_) return RbfBackend<T>::gdcg_cycle(c);  // the steps one by one, each summing over ranks
+    if (dist_)
+      return RbfBackend<T>::gdcg_cycle(c);  // the steps one by one, each summing over ranks
     if (c.draw) prepare_draw(c.n_interior, c.n_boundary);
-    if (m_ == 0 || pts_.rows() == 0 || (m_ > gpu::gram_max_neurons() && !gpu::cg_grid_supported(m_, sizeof(T))))
+    if (m_ == 0 || pts_.rows() == 0 ||
+        (m_ > gpu::gram_max_neurons() && !gpu::cg_grid_supported(m_, sizeof(T))))
       return RbfBackend<T>::gdcg_cycle(c);
     prepare_solver_buffers();
     const std::vector<double> key = graph_key(c);
@@ -350,7 +352,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   void solve_weights_direct(T ridge) override {
-    if (m_ == 0) return;    prepare_solver_buffers();
+    if (m_ == 0) return;
+    prepare_solver_buffers();
     assemble_system();
     const std::size_t mm = std::size_t(m_) * m_;
     factor_.resize(mm);
@@ -647,8 +650,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   void enqueue_local_residuals() {
     CUDA_CHECK(cudaMemsetAsync(partials_.data(), 0, partials_.bytes(), stream_));
     gpu::launch_residuals<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
-                                res_.data(), chunk_sums_.data(), partials_.data(), nullptr,
-                                nullptr, general_rows());
+                                res_.data(), chunk_sums_.data(), partials_.data(), nullptr, nullptr,
+                                general_rows());
     res_stale_ = false;
   }
 
@@ -673,8 +676,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
       for (int s = 0; s < steps; ++s) {
         enqueue_residuals();
         gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
-                                   inv_n(), lam_k(), grad_.data(), false, T(0), min_width_,
-                                   nullptr, general_rows());
+                                   inv_n(), lam_k(), grad_.data(), false, T(0), min_width_, nullptr,
+                                   general_rows());
         gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
         gpu::launch_gd_apply<T, D>(stream_, grad_.data(), theta_.data(), m_, learning_rate,
                                    min_width_);
@@ -795,8 +798,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     DevicePointerMode device_scalars(cublas_);
     CUDA_CHECK(cudaMemcpyAsync(cg_r_.data(), s_.data(), m_ * sizeof(T), cudaMemcpyDeviceToDevice,
                                stream_));
-    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, minus_one, a_sys_.data(), m_, w,
-                                 one, cg_r_.data()));
+    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, minus_one, a_sys_.data(), m_, w, one,
+                                 cg_r_.data()));
     gpu::launch_cg_init<T>(stream_, s_.data(), cg_r_.data(), cg_d_.data(), m_, max_iterations,
                            double(tolerance), state);
     for (int it = 0; it < max_iterations; ++it) {
@@ -881,8 +884,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
       try {
         exec = gpu::capture_graph(stream_, cudaStreamCaptureModeRelaxed, [&] {
           enqueue();
-          CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.data(), scalars_.data(),
-                                     sizeof(DeviceScalars), cudaMemcpyDeviceToHost, stream_));
+          CUDA_CHECK(cudaMemcpyAsync(pinned_scalars_.data(), scalars_.data(), sizeof(DeviceScalars),
+                                     cudaMemcpyDeviceToHost, stream_));
         });
         graphs_.insert(key, exec);
       } catch (const std::exception&) {
@@ -1034,8 +1037,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const T one = T(1), zero = T(0);
     const bool split_k = m_ <= kSplitKMaxNeurons && n >= kSplitKMinRows;
     if (!split_k) {
-      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, n, &one, features_.data(), n, &zero,
-                                     a_sys_.data()));
+      CUBLAS_CHECK(
+          gpu::blas::syrk_t(cublas_, m_, n, &one, features_.data(), n, &zero, a_sys_.data()));
       gpu::launch_symmetrize_lower<T>(stream_, a_sys_.data(), m_);
       return;
     }
@@ -1048,11 +1051,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
       const int r0 = std::min(n, s * per), rows = std::min(n, r0 + per) - r0;
       CUDA_CHECK(cudaStreamWaitEvent(side_streams_[s], fork_, 0));
       if (rows > 0) {
-        CUBLAS_CHECK(gpu::blas::syrk_t_ld(side_cublas_[s], m_, rows, &one, features_.data() + r0,
-                                          n, &zero, slab_partials_.data() + s * mm, m_));
+        CUBLAS_CHECK(gpu::blas::syrk_t_ld(side_cublas_[s], m_, rows, &one, features_.data() + r0, n,
+                                          &zero, slab_partials_.data() + s * mm, m_));
       } else {
-        CUDA_CHECK(cudaMemsetAsync(slab_partials_.data() + s * mm, 0, mm * sizeof(T),
-                                   side_streams_[s]));
+        CUDA_CHECK(
+            cudaMemsetAsync(slab_partials_.data() + s * mm, 0, mm * sizeof(T), side_streams_[s]));
       }
       CUDA_CHECK(cudaEventRecord(joins_[s], side_streams_[s]));
       CUDA_CHECK(cudaStreamWaitEvent(stream_, joins_[s], 0));
@@ -1067,9 +1070,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
       CUDA_CHECK(cudaStreamCreateWithFlags(&side_streams_[s], cudaStreamNonBlocking));
       CUBLAS_CHECK(cublasCreate(&side_cublas_[s]));
       CUBLAS_CHECK(cublasSetStream(side_cublas_[s], side_streams_[s]));
-      CUBLAS_CHECK(cublasSetWorkspace(side_cublas_[s],
-                                      side_workspace_.data() + s * kSideWorkspaceBytes,
-                                      kSideWorkspaceBytes));
+      CUBLAS_CHECK(cublasSetWorkspace(
+          side_cublas_[s], side_workspace_.data() + s * kSideWorkspaceBytes, kSideWorkspaceBytes));
       CUDA_CHECK(cudaEventCreateWithFlags(&joins_[s], cudaEventDisableTiming));
     }
     CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
@@ -1128,8 +1130,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const std::size_t col_bytes = std::size_t(cols) * sizeof(T);
     for (int r = 0; r < ranks; ++r)
       CUDA_CHECK(cudaMemcpy2DAsync(tsqr_stack_.data() + std::size_t(r) * cols,
-                                   stack_rows * sizeof(T), tsqr_gather_.data() + r * cc,
-                                   col_bytes, col_bytes, cols, cudaMemcpyDeviceToDevice, stream_));
+                                   stack_rows * sizeof(T), tsqr_gather_.data() + r * cc, col_bytes,
+                                   col_bytes, cols, cudaMemcpyDeviceToDevice, stream_));
     geqrf_in_place(tsqr_stack_.data(), int(stack_rows), int(stack_rows), cols);
     tsqr_r_.resize(cc);
     gpu::launch_upper_triangle<T>(stream_, tsqr_stack_.data(), int(stack_rows), int(stack_rows),
@@ -1201,13 +1203,19 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // vp_prepare over the ranks: TSQR of [F | J_ca | R] (J = [F | J_ca] from the Jacobian kernel;
-  // ridge rows on rank 0, zero in J_ca and R) gives R = [R₁₁ R₁₂ r₁₃; 0 R₂₂ r₂₃; 0 0 r₃₃], and
-  // JᵀJ = R₂₂ᵀR₂₂ (SYRK, lower triangle), JᵀR = R₂₂ᵀr₂₃; Marquardt's scaling is the squared
-  // norms of J_ca's columns summed over the ranks.
+  // vp_prepare over the ranks (docs/mathematics.md, "Variable projection over ranks"). Each rank
+  // factors its scaled features F_i = Q_i R_i (ridge rows on rank 0) and forms D_i = Q_iᵀ C_i,
+  // C_i = [J_ca | R] (zero ridge rows), as one GPU does with its whole batch. D_i's rows k_i… (k_i
+  // = min(rows_i, m)) lie in the complement of range(F): they add L_iᵀL_i to the Gram matrix G of
+  // [B | z], summed over the ranks. Its first k_i rows T_i go with R_i to every rank, which
+  // stacks the ranks' [R_i | T_i] (m rows each, zero below row k_i), factors the stacked R's and
+  // applies that Qᵀ to the stacked T's: rows m… of the result are the rest of [B | z]. JᵀJ = BᵀB
+  // is G's leading pc × pc block, JᵀR = Bᵀz its last row. A rank's own work is one GPU's on its
+  // share; the sums are G ((pc + 1)² values) and the gathered [R_i | T_i] (m·(m + pc + 1) values
+  // a rank). Marquardt's scaling: the squared norms of J_ca's columns summed over the ranks.
   LossParts vp_prepare_tsqr() {
-    const int n = pts_.rows(), p = m_ * (D + 2), pc = m_ * (D + 1);
-    const int rows = n + ridge_rows(), cols = p + 1;
+    const int n = pts_.rows(), p = m_ * (D + 2), pc = m_ * (D + 1), g = pc + 1;
+    const int rows = n + ridge_rows(), k = std::min(rows, m_), ranks = comm_->size();
     jac_.resize(std::size_t(n) * p);
     r_scaled_.resize(n);
     jtj_.resize(std::size_t(pc) * pc);
@@ -1215,24 +1223,83 @@ class CudaRbfBackend final : public RbfBackend<T> {
     vp_diag_.resize(pc);
     theta0_.resize(theta_.size());
     enqueue_jacobian();
-    if (m_ > 0) {
-      tsqr_a_.resize(std::size_t(rows) * cols);
-      if (n > 0) {
-        CUDA_CHECK(cudaMemcpy2DAsync(tsqr_a_.data(), std::size_t(rows) * sizeof(T), jac_.data(),
-                                     std::size_t(n) * sizeof(T), std::size_t(n) * sizeof(T), p,
-                                     cudaMemcpyDeviceToDevice, stream_));
-        CUDA_CHECK(cudaMemcpyAsync(tsqr_a_.data() + std::size_t(rows) * p, r_scaled_.data(),
-                                   std::size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
-      }
-      set_ridge_rows(tsqr_a_.data(), n, rows, cols, jac_.data(), n);
-      gpu::launch_column_norms<T>(stream_, jac_.data() + std::size_t(n) * m_, n, pc, n, true,
-                                  vp_diag_.data());
-      gpu::allreduce_sum(*comm_, vp_diag_.data(), std::size_t(pc), stream_);
-      tsqr_r(tsqr_a_.data(), rows, rows, cols);
-      const T* r22 = tsqr_r_.data() + m_ + std::size_t(m_) * cols;
-      return finish_vp_prepare(pc, r22, cols, tsqr_r_.data() + m_ + std::size_t(p) * cols);
+    if (m_ == 0) return finish_vp_prepare(0, nullptr, 0, nullptr);
+    const T one = T(1), zero = T(0);
+    const std::size_t col = std::size_t(rows) * sizeof(T), n_col = std::size_t(n) * sizeof(T);
+    qr_a_.resize(std::size_t(std::max(rows, 1)) * m_);
+    vp_c_.resize(std::size_t(std::max(rows, 1)) * g);
+    if (n > 0) {
+      CUDA_CHECK(cudaMemcpy2DAsync(qr_a_.data(), col, jac_.data(), n_col, n_col, m_,
+                                   cudaMemcpyDeviceToDevice, stream_));
+      CUDA_CHECK(cudaMemcpy2DAsync(vp_c_.data(), col, jac_.data() + std::size_t(n) * m_, n_col,
+                                   n_col, pc, cudaMemcpyDeviceToDevice, stream_));
+      CUDA_CHECK(cudaMemcpyAsync(vp_c_.data() + std::size_t(rows) * pc, r_scaled_.data(), n_col,
+                                 cudaMemcpyDeviceToDevice, stream_));
     }
-    return finish_vp_prepare(0, nullptr, 0, nullptr);
+    set_ridge_rows(qr_a_.data(), n, rows, m_, jac_.data(), n);
+    if (rows > n)
+      CUDA_CHECK(cudaMemset2DAsync(vp_c_.data() + n, col, 0, std::size_t(rows - n) * sizeof(T), g,
+                                   stream_));
+    gpu::launch_column_norms<T>(stream_, jac_.data() + std::size_t(n) * m_, n, pc, n, true,
+                                vp_diag_.data());
+    gpu::allreduce_sum(*comm_, vp_diag_.data(), std::size_t(pc), stream_);
+
+    // This rank's D_i = Q_iᵀ C_i and G = Σ L_iᵀL_i.
+    vp_gram_.resize(std::size_t(g) * g);
+    if (rows > 0) {
+      geqrf_in_place(qr_a_.data(), rows, rows, m_);
+      int lwork = 0;
+      CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, rows, g, k, qr_a_.data(), rows,
+                                                    qr_tau_.data(), vp_c_.data(), &lwork));
+      work_.resize(std::max(lwork, 1));
+      CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, rows, g, k, qr_a_.data(), rows, qr_tau_.data(),
+                                        vp_c_.data(), work_.data(), int(work_.size()),
+                                        info_.data()));
+    }
+    // Zero first: SYRK writes the lower triangle only, and the whole of G is summed.
+    CUDA_CHECK(cudaMemsetAsync(vp_gram_.data(), 0, vp_gram_.bytes(), stream_));
+    if (rows > k)
+      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, g, rows - k, &one, vp_c_.data() + k, rows, &zero,
+                                        vp_gram_.data(), g));
+    gpu::allreduce_sum(*comm_, vp_gram_.data(), vp_gram_.size(), stream_);
+
+    // [R_i | T_i] (m × (m + g), zero below row k) from every rank, stacked: (ranks·m) × (m + g).
+    const int w = m_ + g, stack_rows = ranks * m_;
+    const std::size_t block = std::size_t(m_) * w, m_col = std::size_t(m_) * sizeof(T);
+    vp_top_.resize(block);
+    gpu::launch_upper_triangle<T>(stream_, qr_a_.data(), rows, rows, m_, vp_top_.data());
+    T* top_t = vp_top_.data() + std::size_t(m_) * m_;
+    CUDA_CHECK(cudaMemsetAsync(top_t, 0, std::size_t(m_) * g * sizeof(T), stream_));
+    if (k > 0)
+      CUDA_CHECK(cudaMemcpy2DAsync(top_t, m_col, vp_c_.data(), col, std::size_t(k) * sizeof(T), g,
+                                   cudaMemcpyDeviceToDevice, stream_));
+    tsqr_gather_.resize(block * std::size_t(ranks));
+    gpu::allgather(*comm_, vp_top_.data(), block, tsqr_gather_.data(), stream_);
+    tsqr_stack_.resize(std::size_t(stack_rows) * w);
+    for (int r = 0; r < ranks; ++r)
+      CUDA_CHECK(cudaMemcpy2DAsync(
+          tsqr_stack_.data() + std::size_t(r) * m_, std::size_t(stack_rows) * sizeof(T),
+          tsqr_gather_.data() + r * block, m_col, m_col, w, cudaMemcpyDeviceToDevice, stream_));
+    T* stack_t = tsqr_stack_.data() + std::size_t(stack_rows) * m_;
+    geqrf_in_place(tsqr_stack_.data(), stack_rows, stack_rows, m_);
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, stack_rows, g, m_, tsqr_stack_.data(),
+                                                  stack_rows, qr_tau_.data(), stack_t, &lwork));
+    work_.resize(std::max(lwork, 1));
+    CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, stack_rows, g, m_, tsqr_stack_.data(), stack_rows,
+                                      qr_tau_.data(), stack_t, work_.data(), int(work_.size()),
+                                      info_.data()));
+    if (stack_rows > m_)
+      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, g, stack_rows - m_, &one, stack_t + m_, stack_rows,
+                                        &one, vp_gram_.data(), g));
+    // JᵀJ: G's leading pc × pc block; JᵀR: G's last row (its lower triangle).
+    const std::size_t g_col = std::size_t(g) * sizeof(T);
+    CUDA_CHECK(cudaMemcpy2DAsync(jtj_.data(), std::size_t(pc) * sizeof(T), vp_gram_.data(), g_col,
+                                 std::size_t(pc) * sizeof(T), pc, cudaMemcpyDeviceToDevice,
+                                 stream_));
+    CUDA_CHECK(cudaMemcpy2DAsync(jtr_.data(), sizeof(T), vp_gram_.data() + pc, g_col, sizeof(T), pc,
+                                 cudaMemcpyDeviceToDevice, stream_));
+    return end_prepare();
   }
 
   // The end of vp_prepare: JᵀJ = BᵀB (SYRK, lower triangle) and JᵀR = Bᵀz for B (k × pc,
@@ -1250,6 +1317,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
       CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
       CUDA_CHECK(cudaMemsetAsync(vp_diag_.data(), 0, vp_diag_.bytes(), stream_));
     }
+    return end_prepare();
+  }
+
+  // θ0 = θ for lm_reject, and the loss of vp_prepare.
+  LossParts end_prepare() {
     enqueue_save_theta0();
     lm_prepared_ = true;
     res_stale_ = false;
@@ -1269,11 +1341,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
   T penalty_, min_width_;
   int laplacian_dims_;  // of evaluate
   std::shared_ptr<Communicator> comm_;
-  bool dist_ = false;  // comm_->distributed(): the sums over ranks below are on
+  bool dist_ = false;                  // comm_->distributed(): the sums over ranks below are on
   int n_int_all_ = 0, n_bnd_all_ = 0;  // the union's counts N and K (with dist_)
   DeviceBuffer<double> loss_sums_;     // Σe², Σb² summed over the ranks
   // TSQR's blocks, this rank's R, every rank's R side by side, their stack, the stack's R.
   DeviceBuffer<T> tsqr_a_, tsqr_local_, tsqr_gather_, tsqr_stack_, tsqr_r_;
+  DeviceBuffer<T> vp_gram_, vp_top_;  // vp_prepare over the ranks: G and this rank's [R_i | T_i]
   std::string device_name_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
