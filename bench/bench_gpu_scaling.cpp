@@ -7,9 +7,10 @@
 //   local ms   — the same cycle on this rank's share alone, with a backend that sums nothing
 //                (the slowest rank): the compute a rank cannot share; step − local is what the
 //                sums over the ranks and the redundant small solves cost;
-//   sum ms     — the collectives of the method's size alone: the device all-reduce of JᵀJ
-//                (p × p) for lm, of the Gram matrix (m × m) for gdcg, and for varpro the host
-//                all-gather of the ranks' R factors (TSQR) of (m(d + 2) + 1)² values each;
+//   sum ms     — the collectives of the method's size alone, on the device: the all-reduce of
+//                JᵀJ (p × p) for lm, of the Gram matrix (m × m) for gdcg, and for varpro the
+//                all-reduce of the Gram matrix of [B | z] ((p + 1)²) and the all-gather of each
+//                rank's top block (m × (m + p + 1));
 //   efficiency — against the 1-rank step given with --base-ms: t₁ / (R·t_R) for strong scaling
 //                (a fixed union), t₁ / t_R for weak scaling (a fixed share per rank).
 // The batch is the config's problem sampled as a run samples it over ranks: each rank draws its
@@ -177,20 +178,23 @@ int run(int argc, char** argv) {
     be->set_batch(mine);
     if (args.method == "varpro") be->solve_weights_qr();
     local_ms = time_ms(*world, args.repeats, cycle(*be, args.method));
-    if (args.method == "varpro") {
-      // TSQR: every rank's R factor of [F | J_ca | R] (m(d + 2) + 1 columns), gathered on the
-      // host.
-      const std::size_t cols = std::size_t(m) * std::size_t(dim + 2) + 1, n = cols * cols;
-      std::vector<double> r(n, 1.0), all(n * std::size_t(ranks));
-      sum_ms = time_ms(*world, args.repeats, [&] { world->allgather(r.data(), n, all.data()); });
-    } else {
-      const std::size_t n = args.method == "lm" ? std::size_t(p) * p : std::size_t(m) * m;
-      gpu::DeviceBuffer<double> d(n);
-      if (cudaMemset(d.data(), 0, d.bytes()) != cudaSuccess)
-        throw std::runtime_error("cudaMemset of the all-reduce buffer failed");
-      sum_ms =
-          time_ms(*world, args.repeats, [&] { gpu::allreduce_sum(*comm, d.data(), n, nullptr); });
-    }
+    // The collectives of the method's size on the device, as the backend runs them: varpro
+    // all-reduces the Gram matrix of [B | z] ((p + 1)² values) and all-gathers each rank's top
+    // block (m × (m + p + 1)); lm all-reduces JᵀJ (p²); gdcg the Gram matrix (m²).
+    const std::size_t sum_n = args.method == "varpro" ? std::size_t(p + 1) * std::size_t(p + 1)
+                              : args.method == "lm"   ? std::size_t(p) * std::size_t(p)
+                                                      : std::size_t(m) * std::size_t(m);
+    const std::size_t gather_n =
+        args.method == "varpro" ? std::size_t(m) * std::size_t(m + p + 1) : 0;
+    gpu::DeviceBuffer<double> sums(sum_n), mine_top(std::max<std::size_t>(gather_n, 1)),
+        all_top(std::max<std::size_t>(gather_n * std::size_t(ranks), 1));
+    if (cudaMemset(sums.data(), 0, sums.bytes()) != cudaSuccess ||
+        cudaMemset(mine_top.data(), 0, mine_top.bytes()) != cudaSuccess)
+      throw std::runtime_error("cudaMemset of the collective buffers failed");
+    sum_ms = time_ms(*world, args.repeats, [&] {
+      gpu::allreduce_sum(*comm, sums.data(), sum_n, nullptr);
+      if (gather_n > 0) gpu::allgather(*comm, mine_top.data(), gather_n, all_top.data(), nullptr);
+    });
   } else {
     local_ms = step_ms;
   }
