@@ -162,22 +162,20 @@ int run(int argc, char** argv) {
   options.min_width = minimum_width(problem.domain(), config.training);
   options.laplacian_dims = problem.space_dim();
 
-  double step_ms = 0, local_ms = 0, sum_ms = 0;
-  {
-    options.comm = comm;
+  // The cycle's median time on a backend that sums over `sums` (null: sums nothing), from the
+  // initial network on this rank's share.
+  const auto time_cycle = [&](std::shared_ptr<Communicator> sums) {
+    options.comm = std::move(sums);
     std::unique_ptr<RbfBackend<double>> be = make_cuda_backend<double>(options);
     be->set_parameters(init.params);
     be->set_batch(mine);
     if (args.method == "varpro") be->solve_weights_qr();
-    step_ms = time_ms(*world, args.repeats, cycle(*be, args.method));
-  }
+    return time_ms(*world, args.repeats, cycle(*be, args.method));
+  };
+  double local_ms = 0, sum_ms = 0;
+  const double step_ms = time_cycle(comm);
   if (ranks > 1) {
-    options.comm = nullptr;
-    std::unique_ptr<RbfBackend<double>> be = make_cuda_backend<double>(options);
-    be->set_parameters(init.params);
-    be->set_batch(mine);
-    if (args.method == "varpro") be->solve_weights_qr();
-    local_ms = time_ms(*world, args.repeats, cycle(*be, args.method));
+    local_ms = time_cycle(nullptr);
     // The collectives of the method's size on the device, as the backend runs them: varpro
     // all-reduces the Gram matrix of [B | z] ((p + 1)² values) and all-gathers each rank's top
     // block (m × (m + p + 1)); lm all-reduces JᵀJ (p²); gdcg the Gram matrix (m²).
