@@ -10,7 +10,8 @@
 // With several ranks (BackendOptions::comm), each holds its share of the points and the counts N
 // and K are those of the union: every sum over points is a local sum all-reduced at the point
 // where the single-process code has it, and the small solves run on every rank on identical
-// inputs. Variable projection's QR becomes a TSQR (docs/mathematics.md). With one rank the
+// inputs. Variable projection's QRs become tall-skinny ones: each rank factors its own rows and
+// small blocks are gathered (docs/mathematics.md, "Over several ranks"). With one rank the
 // code below is the single-process code, unchanged.
 //
 // Napkin math per gdcg cycle at (m neurons, n = N + K points, d = 2): the residual pass and the
@@ -552,8 +553,12 @@ class CpuRbfBackend final : public RbfBackend<T> {
     residuals_from_features();
   }
 
-  // vp_prepare over the ranks: TSQR of [F | J_ca | R] (ridge rows on rank 0, zero in J_ca and
-  // R) gives R = [R₁₁ R₁₂ r₁₃; 0 R₂₂ r₂₃; 0 0 r₃₃], and BᵀB = R₂₂ᵀR₂₂, Bᵀz = R₂₂ᵀr₂₃.
+  // vp_prepare over the ranks (docs/mathematics.md, "Over several ranks"): each rank factors its
+  // F_i = Q_i R_i (ridge rows on rank 0) and forms D_i = Q_iᵀ[J_ca | R]; D_i's rows k_i… (k_i =
+  // min(rows_i, m)) add L_iᵀL_i to the Gram matrix G of [B | z], summed over the ranks; the
+  // blocks [R_i | T_i] (T_i: D_i's first k_i rows, m rows each, zero-padded) are gathered and
+  // stacked, the stacked R's factored and that Qᵀ applied to the stacked T's, whose rows m…
+  // complete B. JᵀJ = BᵀB is G's leading block, JᵀR = Bᵀz its last row.
   LossParts vp_prepare_tsqr() {
     const LossParts parts = residuals();
     const int m = neurons();
@@ -587,11 +592,36 @@ class CpuRbfBackend final : public RbfBackend<T> {
     }
     damping_diag_ = A.block(0, m, n, cols).colwise().squaredNorm().transpose();
     reduce(damping_diag_);
-    const Matrix<T> R = tsqr_r(A);
-    const auto R22 = R.block(m, m, cols, cols);
-    JtJ_ = Matrix<T>::Zero(cols, cols);
-    JtJ_.template selfadjointView<Eigen::Lower>().rankUpdate(R22.transpose());
-    JtR_ = R22.transpose() * R.block(m, m + cols, cols, 1);
+    const Eigen::Index rows = A.rows(), k = std::min<Eigen::Index>(rows, m), g = cols + 1;
+    const Eigen::Index ranks = comm_->size(), stack_rows = Eigen::Index(m) * ranks;
+    // The lower triangle of G, zero above it on every rank: summed whole.
+    Matrix<T> G = Matrix<T>::Zero(g, g);
+    Matrix<T> top = Matrix<T>::Zero(m, m + g);
+    if (rows > 0 && m > 0) {
+      const Eigen::HouseholderQR<Matrix<T>> qr(A.leftCols(m));
+      Matrix<T> D_i = A.rightCols(g);
+      D_i.applyOnTheLeft(qr.householderQ().adjoint());
+      top.topLeftCorner(k, m) = qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
+      top.block(0, m, k, g) = D_i.topRows(k);
+      if (rows > k)
+        G.template selfadjointView<Eigen::Lower>().rankUpdate(D_i.bottomRows(rows - k).transpose());
+    }
+    reduce(G);
+    Matrix<T> gathered(m, (m + g) * ranks);
+    comm_->allgather(top.data(), std::size_t(top.size()), gathered.data());
+    Matrix<T> stack(stack_rows, m + g);
+    for (Eigen::Index r = 0; r < ranks; ++r)
+      stack.middleRows(r * m, m) = gathered.middleCols(r * (m + g), m + g);
+    if (m > 0) {
+      const Eigen::HouseholderQR<Matrix<T>> sqr(stack.leftCols(m));
+      Matrix<T> U = stack.rightCols(g);
+      U.applyOnTheLeft(sqr.householderQ().adjoint());
+      if (stack_rows > m)
+        G.template selfadjointView<Eigen::Lower>().rankUpdate(
+            U.bottomRows(stack_rows - m).transpose());
+    }
+    JtJ_ = G.topLeftCorner(cols, cols).template triangularView<Eigen::Lower>();
+    JtR_ = G.row(cols).head(cols).transpose();
     theta0_w_ = w_;
     theta0_c_ = c_;
     theta0_a_ = a_;

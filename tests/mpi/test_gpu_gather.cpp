@@ -1,7 +1,7 @@
 // gpu::allgather over the ranks (kernels/cuda/common/device_comm.hpp): every rank's device
 // values in rank order on every rank, through the communicator a run's CUDA backend takes
-// (NCCL when every rank has a GPU of its own, host staging when ranks share one). TSQR gathers
-// the ranks' R factors with it. Skipped (on every rank alike) unless every rank sees a device.
+// (NCCL when every rank has a GPU of its own, host staging when ranks share one). Variable
+// projection gathers the ranks' R factors and top blocks with it. Skipped (on every rank alike) unless every rank sees a device.
 #include <gtest/gtest.h>
 
 #ifdef RBFPDE_HAVE_CUDA_BACKEND

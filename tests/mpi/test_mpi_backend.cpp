@@ -112,7 +112,7 @@ TEST_P(MpiBackend, LmSystemAndStepMatchTheUnion) {
   expect_same_parameters(single->parameters(), ranked->parameters(), 0.0);
 }
 
-TEST_P(MpiBackend, VarproTsqrMatchesTheUnion) {
+TEST_P(MpiBackend, VarproMatchesTheUnion) {
   single->solve_weights_qr();
   ranked->solve_weights_qr();
   expect_same_parameters(single->parameters(), ranked->parameters(), 1e-9);
