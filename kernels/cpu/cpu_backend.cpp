@@ -607,11 +607,9 @@ class CpuRbfBackend final : public RbfBackend<T> {
         G.template selfadjointView<Eigen::Lower>().rankUpdate(D_i.bottomRows(rows - k).transpose());
     }
     reduce(G);
-    Matrix<T> gathered(m, (m + g) * ranks);
-    comm_->allgather(top.data(), std::size_t(top.size()), gathered.data());
+    // Row-major: the ranks' blocks gathered one after another are their vertical stack.
     Matrix<T> stack(stack_rows, m + g);
-    for (Eigen::Index r = 0; r < ranks; ++r)
-      stack.middleRows(r * m, m) = gathered.middleCols(r * (m + g), m + g);
+    comm_->allgather(top.data(), std::size_t(top.size()), stack.data());
     if (m > 0) {
       const Eigen::HouseholderQR<Matrix<T>> sqr(stack.leftCols(m));
       Matrix<T> U = stack.rightCols(g);

@@ -1203,7 +1203,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // vp_prepare over the ranks (docs/mathematics.md, "Variable projection over ranks"). Each rank
+  // vp_prepare over the ranks (docs/mathematics.md, "Over several ranks"). Each rank
   // factors its scaled features F_i = Q_i R_i (ridge rows on rank 0) and forms D_i = Q_iᵀ C_i,
   // C_i = [J_ca | R] (zero ridge rows), as one GPU does with its whole batch. D_i's rows k_i… (k_i
   // = min(rows_i, m)) lie in the complement of range(F): they add L_iᵀL_i to the Gram matrix G of
