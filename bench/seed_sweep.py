@@ -2,9 +2,10 @@
 """Accuracy over training seeds: runs `rbfpde solve` for each config and seed and prints a
 Markdown table per config — median and worst relative L2 error, median and worst estimate
 ratio (estimate / true error), median training time, and the median time at which the
-relative L2 error first reached 1e-4, 1e-6 and 1e-7 (from history.csv, reports every
---report-every iterations; training time including those reports; '-' when fewer than half the
-seeds reached it, with the count in parentheses).
+relative L2 error first reached each of --levels (default 1e-4, 1e-5, 1e-6, 1e-7; from
+history.csv, reports every --report-every iterations; training time including those reports;
+'-' when fewer than half the seeds reached it, with the count in parentheses). Each seed's line
+on stderr gives its error, estimate, exit code, time, cycles, stop reason and best cycle.
 
   python3 bench/seed_sweep.py --binary build/rbfpde --backend cpu --seeds 1-20 \
       configs/poisson2d.yaml configs/lshape.yaml
@@ -21,6 +22,7 @@ import csv
 import json
 import os
 import queue
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,13 +59,18 @@ def main():
                     help="OMP_NUM_THREADS of each solve (0: the environment's)")
     ap.add_argument("--gpus", default="",
                     help="comma-separated GPU ids to spread the solves over, one solve a GPU at a time")
+    ap.add_argument("--levels", default="1e-4,1e-5,1e-6,1e-7",
+                    help="comma-separated error levels whose first-reach times are tabled")
+    ap.add_argument("--keep", default="",
+                    help="a folder to copy each run's summary.json and history.csv into "
+                         "(<config>_<seed>_<file>)")
     ap.add_argument("configs", nargs="+")
     args = ap.parse_args()
     free_gpus = queue.Queue()
     gpus = [g for g in args.gpus.split(",") if g]
     for g in gpus:
         free_gpus.put(g)
-    levels = [1e-4, 1e-6, 1e-7]
+    levels = [float(l) for l in args.levels.split(",")]
     print(f"| config | seeds | median L2 | worst L2 | exit≠0 | estimate/true (median, range) "
           f"| median s | " + " | ".join(f"to {l:g} (s)" for l in levels) + " |")
     print("|---|---|---|---|---|---|---|" + "---|" * len(levels))
@@ -93,6 +100,12 @@ def main():
                 finally:
                     if gpu is not None:
                         free_gpus.put(gpu)
+                if args.keep:
+                    os.makedirs(args.keep, exist_ok=True)
+                    stem = os.path.splitext(os.path.basename(cfg))[0]
+                    for name in ("summary.json", "history.csv"):
+                        if os.path.exists(f"{d}/out/{name}"):
+                            shutil.copy(f"{d}/out/{name}", f"{args.keep}/{stem}_{seed}_{name}")
                 try:
                     summary = json.load(open(f"{d}/out/summary.json"))
                     history = list(csv.DictReader(open(f"{d}/out/history.csv")))
@@ -118,7 +131,9 @@ def main():
             for l in levels:
                 reach[l].append(first_reach(history, l))
             print(f"{os.path.basename(cfg)} seed {seed}: L2 {err:.3e} estimate {est} "
-                  f"exit {rc} {summary['seconds']['training']:.3f} s", file=sys.stderr, flush=True)
+                  f"exit {rc} {summary['seconds']['training']:.3f} s, "
+                  f"{summary['counts']['cycles']} cycles ({summary['stop_reason']}), best at "
+                  f"{summary.get('best_cycle')}", file=sys.stderr, flush=True)
         pool.shutdown()
         if not errs:
             continue

@@ -147,15 +147,27 @@ fi
 if want jax; then
   step jax timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_rbf_cycle.py both
 fi
-if want sweep; then
-  step sweep env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP_SEEDS:-1-20}" $gpu_opts \
-    configs/poisson2d.yaml configs/lshape.yaml configs/disk.yaml configs/peak.yaml
-  step sweep3d env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP3D_SEEDS:-1-20}" $gpu_opts \
+# SWEEP_KINDS picks the sweeps (default "2d 3d float"); SWEEP_OPTS adds seed_sweep.py options
+# (e.g. --keep DIR, --levels); SWEEP_SET (key=value …) is given to every
+# solve of them as --set, and SWEEP_TAG names the logs (sweep$SWEEP_TAG.log, …), so that several
+# settings can sweep side by side on different GPUs.
+sweep_set=""
+for kv in ${SWEEP_SET:-}; do sweep_set="$sweep_set --set $kv"; done
+sweep_kind() { [[ " ${SWEEP_KINDS:-2d 3d float} " == *" $1 "* ]]; }
+if want sweep && sweep_kind 2d; then
+  step "sweep${SWEEP_TAG:-}" env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP_SEEDS:-1-20}" $gpu_opts $sweep_set ${SWEEP_OPTS:-} \
+    ${SWEEP_CONFIGS:-configs/poisson2d.yaml configs/lshape.yaml configs/disk.yaml configs/peak.yaml}
+fi
+if want sweep && sweep_kind 3d; then
+  step "sweep3d${SWEEP_TAG:-}" env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP3D_SEEDS:-1-20}" $gpu_opts $sweep_set ${SWEEP_OPTS:-} \
     configs/cube3d.yaml configs/ball3d.yaml
-  step sweep_float env PYTHONUNBUFFERED=1 timeout 120 python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --precision float --seeds 1-5 $gpu_opts configs/poisson2d.yaml
+fi
+if want sweep && sweep_kind float; then
+  step "sweep_float${SWEEP_TAG:-}" env PYTHONUNBUFFERED=1 timeout 120 python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cuda --precision float --seeds 1-5 $gpu_opts $sweep_set ${SWEEP_OPTS:-} \
+    configs/poisson2d.yaml
 fi
 if want general; then
   step general env PYTHONUNBUFFERED=1 timeout "${GENERAL_TIMEOUT:-300}" python3 bench/seed_sweep.py \
