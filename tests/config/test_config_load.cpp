@@ -137,9 +137,9 @@ TEST(Defaults, MinimalConfigGetsEveryDefault) {
   EXPECT_EQ(c.training.points_boundary, 501);   // ceil(8 * sqrt(3920)) = ceil(500.88)
   EXPECT_EQ(c.training.resample_every, 0);      // one fixed batch
   EXPECT_EQ(c.training.penalty, 100);
-  EXPECT_EQ(c.training.max_cycles, 400);
+  EXPECT_EQ(c.training.max_cycles, 1000);
   EXPECT_EQ(c.training.tolerance, 0);
-  EXPECT_EQ(c.training.patience, 50);
+  EXPECT_EQ(c.training.patience, 150);
   EXPECT_EQ(c.training.restarts, 3);
   EXPECT_EQ(c.training.time_limit, 0);
   EXPECT_EQ(c.training.gd_steps, 1);
@@ -189,9 +189,9 @@ TEST(VarproDefaults, ProblemOnly2D) {
   EXPECT_EQ(c.training.points_interior, 3920);
   EXPECT_EQ(c.training.points_boundary, 501);
   EXPECT_EQ(c.training.resample_every, 0);
-  EXPECT_EQ(c.training.max_cycles, 400);
+  EXPECT_EQ(c.training.max_cycles, 1000);
   EXPECT_EQ(c.training.tolerance, 0.0);
-  EXPECT_EQ(c.training.patience, 50);
+  EXPECT_EQ(c.training.patience, 150);
   EXPECT_EQ(c.training.restarts, 3);
   // Restarts may be turned off or raised; 0 is accepted for any method.
   EXPECT_EQ(load_config(write_tmp("varpro2d_r0.yaml", kProblem), {"training.restarts=0"})
@@ -227,9 +227,9 @@ TEST(VarproDefaults, ProblemOnly3D) {
             static_cast<int>(std::ceil(12.0 * std::pow(8575.0, 2.0 / 3.0))));
   EXPECT_EQ(c.training.points_boundary, 5028);
   EXPECT_EQ(c.training.resample_every, 0);
-  EXPECT_EQ(c.training.max_cycles, 400);
+  EXPECT_EQ(c.training.max_cycles, 1000);
   EXPECT_EQ(c.training.tolerance, 0.0);
-  EXPECT_EQ(c.training.patience, 50);
+  EXPECT_EQ(c.training.patience, 150);
 }
 
 TEST(VarproDefaults, GivenKeysAreKeptAndTheRestScaleWithThem) {

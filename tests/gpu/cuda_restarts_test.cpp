@@ -71,7 +71,8 @@ TEST(CudaRestarts, AStallIsRelocatedAndTheValidationLossImproves) {
 // written is validated better than without restarts.
 TEST(CudaRestarts, APlateauIsRelocatedAndTheValidationLossImproves) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
-  const std::vector<std::string> common = {"model.neurons=9", "training.max_cycles=1000"};
+  const std::vector<std::string> common = {"model.neurons=9", "training.max_cycles=1000",
+                                           "training.patience=50"};
   const std::vector<std::string> off = with(common, "training.restarts=0"),
                                  on = with(common, "training.restarts=3");
   const GpuRun a = solve_cuda("plateau_off", off);

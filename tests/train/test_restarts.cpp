@@ -158,7 +158,8 @@ TEST(Restarts, ARunThatNeverStallsIsUnchanged) {
 // summary.json, and the model written is validated better than without them.
 TEST(Restarts, APlateauIsRelocatedAndTheValidationLossImproves) {
   using namespace test_runs;
-  const std::vector<std::string> common = {"model.neurons=9", "training.max_cycles=1000"};
+  const std::vector<std::string> common = {"model.neurons=9", "training.max_cycles=1000",
+                                           "training.patience=50"};
   const std::vector<std::string> off = with(common, "training.restarts=0"),
                                  on = with(common, "training.restarts=3");
   const RunFiles a = run("poisson2d", "plateau_off", off);
