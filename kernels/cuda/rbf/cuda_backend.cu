@@ -184,16 +184,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  RbfParameters<T> parameters() const override {
-    std::vector<T> theta(theta_.size());
-    download(theta, theta_.data());
-    RbfParameters<T> p;
-    p.dim = D;
-    p.weights.assign(theta.begin(), theta.begin() + m_);
-    p.centres.assign(theta.begin() + m_, theta.begin() + std::size_t(m_) * (D + 1));
-    p.widths.assign(theta.begin() + std::size_t(m_) * (D + 1), theta.end());
-    return p;
-  }
+  RbfParameters<T> parameters() const override { return download_theta(theta_); }
 
   void set_batch(const CollocationBatch& batch) override {
     if (batch.dim != D) throw std::invalid_argument("batch of the wrong dimension");
@@ -325,12 +316,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                lam_k(), grad_.data(), false, T(0), min_width_, nullptr,
                                general_rows());
     if (dist_) gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
-    std::vector<T> g(grad_.size());
-    download(g, grad_.data());
-    grad.dim = D;
-    grad.weights.assign(g.begin(), g.begin() + m_);
-    grad.centres.assign(g.begin() + m_, g.begin() + std::size_t(m_) * (D + 1));
-    grad.widths.assign(g.begin() + std::size_t(m_) * (D + 1), g.end());
+    grad = download_theta(grad_);
     return to_loss_parts(read_scalars());
   }
 
@@ -470,14 +456,9 @@ class CudaRbfBackend final : public RbfBackend<T> {
     u.assign(n, 0.0);
     laplacian.assign(n, 0.0);
     if (n == 0) return;
-    if (n > std::size_t(std::numeric_limits<int>::max() / 4))
-      throw std::invalid_argument("too many evaluation points for one CUDA call");
-    std::vector<T> x(n * D);
-    for (std::size_t i = 0; i < n * D; ++i) x[i] = T(points[i]);
-    eval_x_.resize(x.size());
+    upload_eval_points(points, n);
     eval_u_.resize(n);
     eval_lap_.resize(n);
-    upload(eval_x_.data(), x);
     gpu::launch_evaluate<T, D>(stream_, int(n), eval_x_.data(), theta_.data(), m_, eval_u_.data(),
                                eval_lap_.data(), laplacian_dims_);
     std::vector<T> hu(n), hl(n);
@@ -494,13 +475,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const std::size_t n = points.size() / D;
     gradient.assign(n * D, 0.0);
     if (n == 0) return;
-    if (n > std::size_t(std::numeric_limits<int>::max() / 4))
-      throw std::invalid_argument("too many evaluation points for one CUDA call");
-    std::vector<T> x(n * D);
-    for (std::size_t i = 0; i < n * D; ++i) x[i] = T(points[i]);
-    eval_x_.resize(x.size());
+    upload_eval_points(points, n);
     eval_grad_.resize(n * D);
-    upload(eval_x_.data(), x);
     gpu::launch_evaluate_gradient<T, D>(stream_, int(n), eval_x_.data(), theta_.data(), m_,
                                         eval_grad_.data());
     std::vector<T> g(n * D);
@@ -509,7 +485,29 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
  private:
+  // A device buffer laid out as θ = [w | c | a] as parameters.
+  RbfParameters<T> download_theta(const DeviceBuffer<T>& buffer) const {
+    std::vector<T> theta(buffer.size());
+    download(theta, buffer.data());
+    RbfParameters<T> p;
+    p.dim = D;
+    p.weights.assign(theta.begin(), theta.begin() + m_);
+    p.centres.assign(theta.begin() + m_, theta.begin() + std::size_t(m_) * (D + 1));
+    p.widths.assign(theta.begin() + std::size_t(m_) * (D + 1), theta.end());
+    return p;
+  }
+
+  // The n points (n × D) of an evaluation into eval_x_.
+
+  void upload_eval_points(const std::vector<double>& points, std::size_t n) {
+    if (n > std::size_t(std::numeric_limits<int>::max() / 4))
+      throw std::invalid_argument("too many evaluation points for one CUDA call");
+    eval_x_.resize(n * D);
+    upload(eval_x_.data(), std::vector<T>(points.begin(), points.begin() + n * D));  // staged
+  }
+
   // The interior and boundary counts N and K of the scales: the union's over ranks.
+
   int interior_rows() const { return dist_ ? n_int_all_ : pts_.n_int; }
   int boundary_rows() const { return dist_ ? n_bnd_all_ : pts_.n_bnd; }
   T inv_n() const { return T(1) / T(std::max(interior_rows(), 1)); }
@@ -1005,11 +1003,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   // A = F'ᵀF' from the stored features, the one O(n·m²) step of a cycle. At moderate m (≈ 1024)
-  // cuBLAS's SYRK has too few output tiles to fill the GPU (measured 24 TFLOP/s in double at
-  // (1024, 18432)), so the rows are split into kSlabs slabs whose SYRKs run concurrently on side
-  // streams (split-K; a graph captures the fork and join) and are summed (measured 0.81 → 0.59
-  // ms). At large m one SYRK fills the GPU (43 TFLOP/s at m = 4096; splitting it into two
-  // diagonal SYRKs and a DGEMM was measured slower, 29.8 against 28.7 ms).
+  // one SYRK has too few output tiles to fill the GPU, so the rows are split into kSlabs slabs
+  // whose SYRKs run concurrently on side streams (split-K; a graph captures the fork and join)
+  // and are summed (double at (1024, 18432): 0.81 → 0.59 ms). At large m one SYRK fills the GPU
+  // (two diagonal SYRKs and a DGEMM were slower).
+
   void gram_from_features(int n) {
     const T one = T(1), zero = T(0);
     const bool split_k = m_ <= kSplitKMaxNeurons && n >= kSplitKMinRows;
