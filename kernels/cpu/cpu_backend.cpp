@@ -119,7 +119,6 @@ class CpuRbfBackend final : public RbfBackend<T> {
     n_int_ = f_.size();
     n_bnd_ = p_.size();
     if (dist_) std::tie(n_int_, n_bnd_) = union_counts(*comm_, n_int_, n_bnd_);
-
     invalidate_features();
   }
 

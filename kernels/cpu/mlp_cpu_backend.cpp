@@ -178,7 +178,6 @@ class CpuMlpBackend final : public MlpBackend<T> {
     n_int_ = n_int;
     n_bnd_ = n_bnd;
     if (comm_->size() > 1) std::tie(n_int_, n_bnd_) = union_counts(*comm_, n_int, n_bnd);
-
     // Same batch sizes → same blocks, whose storage is then reused.
     std::vector<Block<T>> blocks;
     blocks.reserve(blocks_.size());

@@ -43,7 +43,6 @@ template <class T>
 void device_allgather(Communicator& comm, const T* in, std::size_t n, T* out, cudaStream_t stream) {
   if (n == 0 || comm.allgather_device(in, n, out, stream)) return;
   std::vector<T> mine(n), all(n * std::size_t(comm.size()));
-
   CUDA_CHECK(cudaMemcpyAsync(mine.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   comm.allgather(mine.data(), n, all.data());

@@ -594,7 +594,6 @@ class CudaMlpBackend final : public MlpBackend<T> {
     if (u) download_to(eval_u_, *u);
     if (gradient) download_to(eval_grad_, *gradient);
     if (laplacian) download_to(eval_lap_, *laplacian);
-
   }
 
   gpu::MlpNetView<T> net_;

@@ -714,7 +714,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 // 32 parameters a block: warp w sums partials of blocks w, w + 8, … for its lane's parameter,
 // then warp 0 adds the 8 sums in order, stores the gradient and applies Adam.
-
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     mlp_reduce_kernel(const T* __restrict__ partials, int blocks, int np, T* __restrict__ grad,
@@ -956,7 +955,6 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
   t = emulated_mlp_tiling(net, n_int, n_bnd, gradient, choice.points, 1, kMlpTiled<T>);
   t.grid = std::max(1, std::min(t.tiles_interior + t.tiles_boundary, choice.resident));
   return t;
-
 }
 
 template <class T>

@@ -93,7 +93,6 @@ struct MlpTiling {
   // pass (its blocks start while the pass's last blocks run): the point kernel when each block
   // takes one tile (with more tiles than blocks its waiting blocks slow the pass's last ones;
   // bench/RESULTS.md).
-
   bool overlap = false, overlap_reduce = false;
 };
 

@@ -105,7 +105,6 @@ struct PtLayout {
 // Double runs the weight gradient, the adjoint and the forward GEMM on the tensor cores (DMMA);
 // float keeps the FMA units (3xTF32 was slower: bench/RESULTS.md). Each kernel holds only its own
 // path: the other one's code in the instruction cache cost float 1–4 %.
-
 template <class T>
 constexpr bool kPtTensorCores = sizeof(T) == sizeof(double);
 

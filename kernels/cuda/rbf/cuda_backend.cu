@@ -498,7 +498,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   // The n points (n × D) of an evaluation into eval_x_.
-
   void upload_eval_points(const std::vector<double>& points, std::size_t n) {
     if (n > std::size_t(std::numeric_limits<int>::max() / 4))
       throw std::invalid_argument("too many evaluation points for one CUDA call");
@@ -507,7 +506,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   // The interior and boundary counts N and K of the scales: the union's over ranks.
-
   int interior_rows() const { return dist_ ? n_int_all_ : pts_.n_int; }
   int boundary_rows() const { return dist_ ? n_bnd_all_ : pts_.n_bnd; }
   T inv_n() const { return T(1) / T(std::max(interior_rows(), 1)); }
@@ -632,7 +630,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                 general_rows());
     res_stale_ = false;
   }
-
 
   // `steps` GD steps; the loss before the last one ends in scalars_ (the residual pass's last
   // block writes it).
@@ -930,7 +927,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
     return !pinned_scalars_[0].step_rejected;
   }
 
-
   // The loss of a step whose factorisation failed or whose δ was not finite.
   static LossParts rejected_step() {
     LossParts bad;
@@ -1007,7 +1003,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // whose SYRKs run concurrently on side streams (split-K; a graph captures the fork and join)
   // and are summed (double at (1024, 18432): 0.81 → 0.59 ms). At large m one SYRK fills the GPU
   // (two diagonal SYRKs and a DGEMM were slower).
-
   void gram_from_features(int n) {
     const T one = T(1), zero = T(0);
     const bool split_k = m_ <= kSplitKMaxNeurons && n >= kSplitKMinRows;
@@ -1239,7 +1234,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
     return end_prepare();
   }
 
-
   // θ0 = θ for lm_reject, and the loss of vp_prepare.
   LossParts end_prepare() {
     enqueue_save_theta0();
@@ -1369,7 +1363,6 @@ void set_problem_operator(RbfBackend<float>& backend, const Problem& problem,
   set_problem_operator_of(backend, problem, op);
 }
 }  // namespace gpu
-
 
 template std::unique_ptr<RbfBackend<double>> make_cuda_backend<double>(const BackendOptions&);
 template std::unique_ptr<RbfBackend<float>> make_cuda_backend<float>(const BackendOptions&);
