@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace rbfpde {
@@ -105,6 +107,14 @@ inline std::vector<std::string> allgather_strings(Communicator& comm, const std:
     comm.broadcast(&s[0], s.size(), r);
   }
   return all;
+}
+
+// The union's interior and boundary counts N and K: this rank's summed over the ranks (a
+// collective).
+inline std::pair<long, long> union_counts(Communicator& comm, long n_int, long n_bnd) {
+  double counts[2] = {double(n_int), double(n_bnd)};
+  comm.allreduce_sum(counts, 2);
+  return {long(counts[0]), long(counts[1])};
 }
 
 // True on every rank when `mine` is true on any (a collective; `mine` itself with one rank):

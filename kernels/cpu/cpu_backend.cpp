@@ -118,12 +118,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     b_.resize(p_.size());
     n_int_ = f_.size();
     n_bnd_ = p_.size();
-    if (dist_) {
-      double counts[2] = {double(n_int_), double(n_bnd_)};
-      comm_->allreduce_sum(counts, 2);
-      n_int_ = Eigen::Index(counts[0]);
-      n_bnd_ = Eigen::Index(counts[1]);
-    }
+    if (dist_) std::tie(n_int_, n_bnd_) = union_counts(*comm_, n_int_, n_bnd_);
     invalidate_features();
   }
 

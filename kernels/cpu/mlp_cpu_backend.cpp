@@ -177,12 +177,7 @@ class CpuMlpBackend final : public MlpBackend<T> {
     b_.resize(n_bnd);
     n_int_ = n_int;
     n_bnd_ = n_bnd;
-    if (comm_->size() > 1) {
-      double counts[2] = {double(n_int), double(n_bnd)};
-      comm_->allreduce_sum(counts, 2);
-      n_int_ = Eigen::Index(counts[0]);
-      n_bnd_ = Eigen::Index(counts[1]);
-    }
+    if (comm_->size() > 1) std::tie(n_int_, n_bnd_) = union_counts(*comm_, n_int, n_bnd);
     // Same batch sizes → same blocks, whose storage is then reused.
     std::vector<Block<T>> blocks;
     blocks.reserve(blocks_.size());

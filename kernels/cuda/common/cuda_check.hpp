@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace rbfpde::gpu {
 
@@ -18,59 +19,41 @@ namespace rbfpde::gpu {
 }
 
 inline const char* cusolver_status_string(cusolverStatus_t status) {
-  switch (status) {
-    case CUSOLVER_STATUS_SUCCESS:
-      return "CUSOLVER_STATUS_SUCCESS";
-    case CUSOLVER_STATUS_NOT_INITIALIZED:
-      return "CUSOLVER_STATUS_NOT_INITIALIZED";
-    case CUSOLVER_STATUS_ALLOC_FAILED:
-      return "CUSOLVER_STATUS_ALLOC_FAILED";
-    case CUSOLVER_STATUS_INVALID_VALUE:
-      return "CUSOLVER_STATUS_INVALID_VALUE";
-    case CUSOLVER_STATUS_ARCH_MISMATCH:
-      return "CUSOLVER_STATUS_ARCH_MISMATCH";
-    case CUSOLVER_STATUS_EXECUTION_FAILED:
-      return "CUSOLVER_STATUS_EXECUTION_FAILED";
-    case CUSOLVER_STATUS_INTERNAL_ERROR:
-      return "CUSOLVER_STATUS_INTERNAL_ERROR";
-    case CUSOLVER_STATUS_NOT_SUPPORTED:
-      return "CUSOLVER_STATUS_NOT_SUPPORTED";
-    default:
-      return "unknown cuSOLVER status";
-  }
+  static const std::pair<cusolverStatus_t, const char*> kNames[] = {
+      {CUSOLVER_STATUS_SUCCESS, "CUSOLVER_STATUS_SUCCESS"},
+      {CUSOLVER_STATUS_NOT_INITIALIZED, "CUSOLVER_STATUS_NOT_INITIALIZED"},
+      {CUSOLVER_STATUS_ALLOC_FAILED, "CUSOLVER_STATUS_ALLOC_FAILED"},
+      {CUSOLVER_STATUS_INVALID_VALUE, "CUSOLVER_STATUS_INVALID_VALUE"},
+      {CUSOLVER_STATUS_ARCH_MISMATCH, "CUSOLVER_STATUS_ARCH_MISMATCH"},
+      {CUSOLVER_STATUS_EXECUTION_FAILED, "CUSOLVER_STATUS_EXECUTION_FAILED"},
+      {CUSOLVER_STATUS_INTERNAL_ERROR, "CUSOLVER_STATUS_INTERNAL_ERROR"},
+      {CUSOLVER_STATUS_NOT_SUPPORTED, "CUSOLVER_STATUS_NOT_SUPPORTED"},
+  };
+  for (const auto& [s, name] : kNames)
+    if (s == status) return name;
+  return "unknown cuSOLVER status";
 }
 
 }  // namespace rbfpde::gpu
 
-#define CUDA_CHECK(expr)                                                  \
-  do {                                                                    \
-    const cudaError_t rbfpde_status_ = (expr);                            \
-    if (rbfpde_status_ != cudaSuccess)                                    \
-      ::rbfpde::gpu::throw_gpu_error("CUDA", #expr, __FILE__, __LINE__,   \
-                                     cudaGetErrorString(rbfpde_status_)); \
+// Throws with file, line and `what` when `expr` (of type Status) is not `ok`.
+#define RBFPDE_GPU_CHECK(Status, ok, library, to_string, what, expr)    \
+  do {                                                                  \
+    const Status rbfpde_status_ = (expr);                               \
+    if (rbfpde_status_ != ok)                                           \
+      ::rbfpde::gpu::throw_gpu_error(library, what, __FILE__, __LINE__, \
+                                     to_string(rbfpde_status_));        \
   } while (0)
 
+#define CUDA_CHECK(expr) \
+  RBFPDE_GPU_CHECK(cudaError_t, cudaSuccess, "CUDA", cudaGetErrorString, #expr, expr)
 // After every <<<>>>: a bad launch configuration surfaces here, not at the next sync.
-#define CUDA_CHECK_LAUNCH(kernel_name)                                                     \
-  do {                                                                                     \
-    const cudaError_t rbfpde_status_ = cudaGetLastError();                                 \
-    if (rbfpde_status_ != cudaSuccess)                                                     \
-      ::rbfpde::gpu::throw_gpu_error("CUDA", "launch of " kernel_name, __FILE__, __LINE__, \
-                                     cudaGetErrorString(rbfpde_status_));                  \
-  } while (0)
-
-#define CUBLAS_CHECK(expr)                                                   \
-  do {                                                                       \
-    const cublasStatus_t rbfpde_status_ = (expr);                            \
-    if (rbfpde_status_ != CUBLAS_STATUS_SUCCESS)                             \
-      ::rbfpde::gpu::throw_gpu_error("cuBLAS", #expr, __FILE__, __LINE__,    \
-                                     cublasGetStatusString(rbfpde_status_)); \
-  } while (0)
-
-#define CUSOLVER_CHECK(expr)                                                                 \
-  do {                                                                                       \
-    const cusolverStatus_t rbfpde_status_ = (expr);                                          \
-    if (rbfpde_status_ != CUSOLVER_STATUS_SUCCESS)                                           \
-      ::rbfpde::gpu::throw_gpu_error("cuSOLVER", #expr, __FILE__, __LINE__,                  \
-                                     ::rbfpde::gpu::cusolver_status_string(rbfpde_status_)); \
-  } while (0)
+#define CUDA_CHECK_LAUNCH(kernel_name)                                                             \
+  RBFPDE_GPU_CHECK(cudaError_t, cudaSuccess, "CUDA", cudaGetErrorString, "launch of " kernel_name, \
+                   cudaGetLastError())
+#define CUBLAS_CHECK(expr)                                                                        \
+  RBFPDE_GPU_CHECK(cublasStatus_t, CUBLAS_STATUS_SUCCESS, "cuBLAS", cublasGetStatusString, #expr, \
+                   expr)
+#define CUSOLVER_CHECK(expr)                                              \
+  RBFPDE_GPU_CHECK(cusolverStatus_t, CUSOLVER_STATUS_SUCCESS, "cuSOLVER", \
+                   ::rbfpde::gpu::cusolver_status_string, #expr, expr)

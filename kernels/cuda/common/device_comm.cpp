@@ -27,8 +27,10 @@ namespace rbfpde {
 namespace gpu {
 namespace {
 
+// On the device when the communicator reaches device memory, else staged through the host.
 template <class T>
-void staged_allreduce_sum(Communicator& comm, T* data, std::size_t n, cudaStream_t stream) {
+void device_allreduce_sum(Communicator& comm, T* data, std::size_t n, cudaStream_t stream) {
+  if (n == 0 || comm.allreduce_sum_device(data, n, stream)) return;
   std::vector<T> host(n);
   CUDA_CHECK(cudaMemcpyAsync(host.data(), data, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -38,16 +40,8 @@ void staged_allreduce_sum(Communicator& comm, T* data, std::size_t n, cudaStream
 }
 
 template <class T>
-void device_allreduce_sum(Communicator& comm, T* data, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  if (comm.allreduce_sum_device(data, n, stream)) return;
-  staged_allreduce_sum(comm, data, n, stream);
-}
-
-template <class T>
 void device_allgather(Communicator& comm, const T* in, std::size_t n, T* out, cudaStream_t stream) {
-  if (n == 0) return;
-  if (comm.allgather_device(in, n, out, stream)) return;
+  if (n == 0 || comm.allgather_device(in, n, out, stream)) return;
   std::vector<T> mine(n), all(n * std::size_t(comm.size()));
   CUDA_CHECK(cudaMemcpyAsync(mine.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));

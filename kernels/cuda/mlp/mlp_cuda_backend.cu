@@ -127,8 +127,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
     upload_parameters(flat);
     g.resize(theta_.size());
     if (dist_) {
-      enqueue_ranked_pass(true);
-      const LossParts loss = union_loss();
+      const LossParts loss = ranked_pass(true);
       CUDA_CHECK(cudaMemcpyAsync(grad_host_.data(), grad_.data(), grad_.bytes(),
                                  cudaMemcpyDeviceToHost, stream_));
       CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -179,7 +178,7 @@ class CudaMlpBackend final : public MlpBackend<T> {
                                  coef_beta_.data()};
     general_ = !batch.poisson_dirichlet();
     resize_batch(batch.n_interior(), batch.n_boundary());
-    if (dist_) count_union_rows();
+    if (dist_) std::tie(n_int_all_, n_bnd_all_) = union_counts(*comm_, n_int_, n_bnd_);
     upload(batch.interior, x_int_);
     upload(batch.f, f_);
     upload(batch.boundary, x_bnd_);
@@ -245,33 +244,23 @@ class CudaMlpBackend final : public MlpBackend<T> {
     if (!device_drawn_) return host_batch_;
     CollocationBatch out;
     out.dim = net_.dim;
-    auto copy = [&](const DeviceBuffer<T>& src, std::vector<double>& dst) {
-      const std::vector<T> host = download(src);
-      dst.assign(host.begin(), host.end());
-    };
-    copy(x_int_, out.interior);
-    copy(f_, out.f);
-    copy(x_bnd_, out.boundary);
-    copy(p_, out.p);
-    copy(normals_, out.normals);
+    download_to(x_int_, out.interior);
+    download_to(f_, out.f);
+    download_to(x_bnd_, out.boundary);
+    download_to(p_, out.p);
+    download_to(normals_, out.normals);
     return out;
   }
 
   LossParts residuals() override {
-    if (dist_) {
-      enqueue_ranked_pass(false);
-      return union_loss();
-    }
+    if (dist_) return ranked_pass(false);
     if (n_int_ + n_bnd_ == 0) return LossParts{};
     gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(false, 0, nullptr, 0));
     return read_loss();
   }
 
   LossParts loss_and_gradient() override {
-    if (dist_) {
-      enqueue_ranked_pass(true);
-      return union_loss();
-    }
+    if (dist_) return ranked_pass(true);
     if (n_int_ + n_bnd_ == 0) {
       CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
       CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -473,6 +462,10 @@ class CudaMlpBackend final : public MlpBackend<T> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     return out;
   }
+  void download_to(const DeviceBuffer<T>& src, std::vector<double>& dst) const {
+    const std::vector<T> host = download(src);
+    dst.assign(host.begin(), host.end());
+  }
 
   // Converts to T and copies; synchronous with respect to the host vector's lifetime.
   void upload(const std::vector<double>& src, DeviceBuffer<T>& dst) {
@@ -523,18 +516,12 @@ class CudaMlpBackend final : public MlpBackend<T> {
   int interior_rows() const { return dist_ ? n_int_all_ : n_int_; }
   int boundary_rows() const { return dist_ ? n_bnd_all_ : n_bnd_; }
 
-  // The union's counts N and K (a collective: the ranks set their batches together).
-  void count_union_rows() {
-    double counts[2] = {double(n_int_), double(n_bnd_)};
-    comm_->allreduce_sum(counts, 2);
-    n_int_all_ = int(counts[0]);
-    n_bnd_all_ = int(counts[1]);
-  }
 
   // The distributed path's pass on this rank's share (with the backward pass and the reduction
-  // into grad_ when `gradient`), then Σe², Σb² and the gradient summed over the ranks; a rank
-  // without points adds zeros. Complete on return.
-  void enqueue_ranked_pass(bool gradient) {
+  // into grad_ when `gradient`), then Σe², Σb² and the gradient summed over the ranks (a rank
+  // without points adds zeros), and the union's loss parts from those sums, as the pass's last
+  // block forms them. Complete on return.
+  LossParts ranked_pass(bool gradient) {
     if (n_int_ + n_bnd_ > 0) {
       gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(gradient, 0, nullptr, 0));
       if (gradient)
@@ -546,10 +533,6 @@ class CudaMlpBackend final : public MlpBackend<T> {
     }
     gpu::allreduce_sum(*comm_, loss_sums_.data(), 2, stream_);
     if (gradient) gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
-  }
-
-  // The union's loss parts from the summed Σe², Σb², as the pass's last block forms them.
-  LossParts union_loss() {
     CUDA_CHECK(cudaMemcpyAsync(loss_sums_host_.data(), loss_sums_.data(), 2 * sizeof(double),
                                cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -608,14 +591,9 @@ class CudaMlpBackend final : public MlpBackend<T> {
       a.out_lap = eval_lap_.data();
       gpu::launch_mlp_pass(stream_, net_, tiling, a);
     }
-    auto copy = [&](const DeviceBuffer<T>& src, std::vector<double>* dst) {
-      if (!dst) return;
-      const std::vector<T> host = download(src);
-      dst->assign(host.begin(), host.end());
-    };
-    copy(eval_u_, u);
-    copy(eval_grad_, gradient);
-    copy(eval_lap_, laplacian);
+    if (u) download_to(eval_u_, *u);
+    if (gradient) download_to(eval_grad_, *gradient);
+    if (laplacian) download_to(eval_lap_, *laplacian);
   }
 
   gpu::MlpNetView<T> net_;

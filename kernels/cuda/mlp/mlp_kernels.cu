@@ -713,9 +713,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 // 32 parameters a block: warp w sums partials of blocks w, w + 8, … for its lane's parameter,
-// then warp 0 adds the 8 sums in order, stores the gradient and applies Adam. (Loading eight
-// partials at a time, same order, took float's 16384 + 1024 from 6470 to 6140 it/s on an H200,
-// with the programmatic dependent launch; bench/RESULTS.md.)
+// then warp 0 adds the 8 sums in order, stores the gradient and applies Adam.
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     mlp_reduce_kernel(const T* __restrict__ partials, int blocks, int np, T* __restrict__ grad,
@@ -953,12 +951,8 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
         " bytes of shared memory per block for one point (" + std::to_string(net.n_params) +
         " parameters" + (gradient ? " and their gradient" : "") + "), the device allows " +
         std::to_string(limits.shared_optin) + ": use narrower layers");
-  t.variant = kMlpTiled<T>;
-  t.points = choice.points;
-  t.ld = pass_ld<T>(net.dim, t.points);
-  t.tiles_interior = (n_int + t.points - 1) / t.points;
-  t.tiles_boundary = (n_bnd + t.points - 1) / t.points;
-  t.shared_bytes = pass_shared_elements(net, t.points, gradient) * sizeof(T);
+  // The tiling emulate_mlp_pass gets, on the resident blocks or the tiles if fewer.
+  t = emulated_mlp_tiling(net, n_int, n_bnd, gradient, choice.points, 1, kMlpTiled<T>);
   t.grid = std::max(1, std::min(t.tiles_interior + t.tiles_boundary, choice.resident));
   return t;
 }

@@ -89,11 +89,10 @@ struct MlpTiling {
   std::size_t scratch_elements = 0;
   // The pass launches with programmatic dependent launch (its blocks start, and zero-fill their
   // shared memory, while the reduction before it finishes; mlp_device.cuh): the point kernel
-  // (the tiled kernels at 1200 + 120 ran 2 % slower with it, so they do without).
-  // overlap_reduce: so does the reduction after the pass (its blocks start while the pass's
-  // last blocks run): the point kernel when each block takes one tile. H200, float: 14800
-  // against 12130 it/s at 2048 + 128, 14500 against 11410 at 4096 + 256; with more tiles than
-  // blocks its waiting blocks slow the pass's last ones: 6820 against 6920 at 16384 + 1024.
+  // (the tiled kernels ran 2 % slower with it). overlap_reduce: so does the reduction after the
+  // pass (its blocks start while the pass's last blocks run): the point kernel when each block
+  // takes one tile (with more tiles than blocks its waiting blocks slow the pass's last ones;
+  // bench/RESULTS.md).
   bool overlap = false, overlap_reduce = false;
 };
 

@@ -40,41 +40,33 @@ namespace {
 // backward pass (24 barriers per 16 points in the tiled kernel). The pre-activations of every
 // hidden layer go to a per-thread scratch (global, coalesced, L2-resident; each thread reads back
 // only what it wrote); for tanh and sigmoid the value slot holds σ(z) instead, because σ', σ'',
-// σ''' follow from it, so the backward pass evaluates no activation (double at 16384 + 1024: 3086
-// against 2380 it/s on an H200; float, whose tanhf is cheap, unchanged). The last hidden layer
-// stays in the registers: each thread adds w_out over its own rows into row g of a free buffer,
-// the output sums the G rows, and ∂I/∂w_out comes from the registers by warp shuffles. Backward
-// per hidden layer h, top down: P̄ = the activation adjoint of X̄
-// (registers) into buffer A, X_{h−1} recomputed from the scratch into buffer X (the
-// same ownership: features Rg … of point q), one barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in
-// 5 × KB micro-tiles (half-warps on 2 × 8 of them: pt_weight_gradient) added straight into the
-// block's partials row (one owner per entry, fixed order: same inputs, same bits), and
-// X̄_{h−1} = W_hᵀ P̄ into registers. In double both products run on the tensor cores instead
-// (pt_mma: DMMA from the same shared buffers; X̄ is staged in buffer X, one more barrier, and
-// read back by its owners): 2243 against 1913 it/s at 16384 + 1024 on an H200. So does double's
-// forward GEMM (Z into the output buffer, one more barrier, the owners take their rows back,
-// add the bias and activate): 2386 against 2259 it/s. In float (3xTF32) the tensor cores were
-// slower, 4475 against 4546, so float keeps the FMA units for all three products. Boundary tiles
-// carry four points per lane, one in each stream slot (a boundary point needs only the value
-// stream), so the 1024 boundary points of the benchmark cost 8 tiles instead of 32. Each block sums
-// its threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). θ reaches shared
-// memory by cp.async. The blocks take their tiles by a static schedule that puts the boundary
-// tiles (each about two interior tiles of work) on the blocks with fewer interior tiles
-// (kernels/mlp_tile_schedule.hpp; 16384 + 1024 on an H200: double 3970 → 4690 it/s, float
-// 6710 → 6820). A block's first tile stores its gradient terms into its partials row and later
-// tiles add to them (no zeroing pass over the row). The pass launches with programmatic
-// dependent launch (MlpTiling::overlap, mlp_device.cuh): a block zero-fills its shared memory
-// while the reduction before it finishes; so does the reduction after it when each block takes
-// one tile (MlpTiling::overlap_reduce). Float at 16384 + 1024 on an H200: about 6900 it/s
-// (6130 without the last two, 5360 before the changes of RESULTS' "fewer shared-memory
-// wavefronts and barriers" section). bench/RESULTS.md has the measurements and what was tried.
+// σ''' follow from it, so the backward pass evaluates no activation. The last hidden layer stays
+// in the registers: each thread adds w_out over its own rows into row g of a free buffer, the
+// output sums the G rows, and ∂I/∂w_out comes from the registers by warp shuffles. Backward per
+// hidden layer h, top down: P̄ = the activation adjoint of X̄ (registers) into buffer A, X_{h−1}
+// recomputed from the scratch into buffer X (the same ownership: features Rg … of point q), one
+// barrier, then ∂I/∂W_h += Σ_columns P̄ Xᵀ in 5 × KB micro-tiles (half-warps on 2 × 8 of them:
+// pt_weight_gradient) added straight into the block's partials row (one owner per entry, fixed
+// order: same inputs, same bits), and X̄_{h−1} = W_hᵀ P̄ into registers. In double both products
+// and the forward GEMM run on the tensor cores instead (pt_mma: DMMA from the same shared
+// buffers; X̄ is staged in buffer X, Z in the output buffer, one more barrier each, and their
+// owners read them back, Z's adding the bias and activating). Boundary tiles carry four points
+// per lane, one in each stream slot (a boundary point needs only the value stream). Each block
+// sums its threads' Σe², Σb² and the last block adds the blocks' sums (fixed order). θ reaches
+// shared memory by cp.async. The blocks take their tiles by a static schedule that puts the
+// boundary tiles (each about two interior tiles of work) on the blocks with fewer interior tiles
+// (kernels/mlp_tile_schedule.hpp). A block's first tile stores its gradient terms into its
+// partials row and later tiles add to them (no zeroing pass over the row). The pass launches with
+// programmatic dependent launch (MlpTiling::overlap, mlp_device.cuh): a block zero-fills its
+// shared memory while the reduction before it finishes; so does the reduction after it when each
+// block takes one tile (MlpTiling::overlap_reduce). bench/RESULTS.md has the measurements of each
+// of these choices and what was tried.
 // Features of every hidden layer a thread owns (R, a template parameter of the kernel): 5 in
 // float; in double 5 for widths ≤ 60 and 10 above (pt_rows). In float a width-50 network then
-// takes 10 warps a 32-point tile at 96 registers: two blocks, 20 warps an SM (5298 against 4578
-// it/s with 10 features, 10 warps an SM, at 16384 + 1024 on an H200). In double, 10 warps of at
-// most 168 registers: one block an SM (shared memory), twice the warps of R = 10 (3746 against
-// 3076 it/s). The register cap is what 9 to 12 warps leave: an SM spreads a block's warps over
-// four register files of 16384, so 10 warps at 172 registers did not fit (three on one file).
+// takes 10 warps a 32-point tile at 96 registers: two blocks, 20 warps an SM. In double, 10 warps
+// of at most 168 registers: one block an SM (shared memory), twice the warps of R = 10. The
+// register cap is what 9 to 12 warps leave: an SM spreads a block's warps over four register
+// files of 16384, so 10 warps at 172 registers did not fit (three on one file).
 // The kernels built: (T, R, NT) = (float, 5, 1), (float, 5, 2), (double, 5, 1), (double, 10, 1).
 // Weight-gradient micro-tiles (FMA path): 5 rows × pt_kb / NT columns (about as many
 // micro-tiles as threads for width 50).
@@ -110,9 +102,8 @@ struct PtLayout {
   int Ri = 0;  // rows of a weight image: Rr rounded up to 8 (zero rows: the MMAs' k padding)
 };
 
-// Double runs the weight gradient, the adjoint and the forward GEMM on the tensor cores (DMMA: 2386
-// against 1913 it/s on the FMA units at 16384 + 1024 on an H200); float, with 3xTF32, was slower
-// (4475 against 4546), so it keeps the FMA units (bench/RESULTS.md). Each kernel holds only its own
+// Double runs the weight gradient, the adjoint and the forward GEMM on the tensor cores (DMMA);
+// float keeps the FMA units (3xTF32 was slower: bench/RESULTS.md). Each kernel holds only its own
 // path: the other one's code in the instruction cache cost float 1–4 %.
 template <class T>
 constexpr bool kPtTensorCores = sizeof(T) == sizeof(double);

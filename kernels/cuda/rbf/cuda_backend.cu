@@ -184,16 +184,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  RbfParameters<T> parameters() const override {
-    std::vector<T> theta(theta_.size());
-    download(theta, theta_.data());
-    RbfParameters<T> p;
-    p.dim = D;
-    p.weights.assign(theta.begin(), theta.begin() + m_);
-    p.centres.assign(theta.begin() + m_, theta.begin() + std::size_t(m_) * (D + 1));
-    p.widths.assign(theta.begin() + std::size_t(m_) * (D + 1), theta.end());
-    return p;
-  }
+  RbfParameters<T> parameters() const override { return download_theta(theta_); }
 
   void set_batch(const CollocationBatch& batch) override {
     if (batch.dim != D) throw std::invalid_argument("batch of the wrong dimension");
@@ -286,7 +277,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
         (m_ > gpu::gram_max_neurons() && !gpu::cg_grid_supported(m_, sizeof(T))))
       return RbfBackend<T>::gdcg_cycle(c);
     prepare_solver_buffers();
-    const std::vector<double> key = graph_key(c);
+    const std::vector<double> key = with_coefficients(cycle_key(c));
     cudaGraphExec_t exec = graphs_.find(key);
     if (!exec) exec = capture_cycle(c, key);
     pinned_index_[0] = c.batch_index;
@@ -325,12 +316,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                lam_k(), grad_.data(), false, T(0), min_width_, nullptr,
                                general_rows());
     if (dist_) gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
-    std::vector<T> g(grad_.size());
-    download(g, grad_.data());
-    grad.dim = D;
-    grad.weights.assign(g.begin(), g.begin() + m_);
-    grad.centres.assign(g.begin() + m_, g.begin() + std::size_t(m_) * (D + 1));
-    grad.widths.assign(g.begin() + std::size_t(m_) * (D + 1), g.end());
+    grad = download_theta(grad_);
     return to_loss_parts(read_scalars());
   }
 
@@ -358,17 +344,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const std::size_t mm = std::size_t(m_) * m_;
     factor_.resize(mm);
     solution_.resize(m_);
-    CUDA_CHECK(cudaMemcpyAsync(factor_.data(), a_sys_.data(), mm * sizeof(T),
-                               cudaMemcpyDeviceToDevice, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(solution_.data(), s_.data(), m_ * sizeof(T),
-                               cudaMemcpyDeviceToDevice, stream_));
+    device_copy(factor_.data(), a_sys_.data(), mm);
+    device_copy(solution_.data(), s_.data(), m_);
     gpu::launch_add_to_diagonal<T>(stream_, factor_.data(), m_, ridge);
     cholesky_solve(factor_.data(), m_, solution_.data());
-    // The CPU keeps the old weights when its solve is not finite; here also when Cholesky fails.
-    gpu::launch_accept_weights<T>(stream_, solution_.data(), info_.data(), theta_.data(), m_,
-                                  scalars_.data());
-    res_stale_ = true;
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    accept_weights(solution_.data());
   }
 
   // Least squares by Householder QR of the scaled features over the ridge rows: features (n × m)
@@ -384,13 +364,9 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                std::sqrt(inv_n()), std::sqrt(lam_k()), qr_features_.data(),
                                qr_y_.data(), general_rows());
     factor_features_qr(qr_features_.data());
-    apply_qt(qr_y_.data(), 1);
+    apply_reflectors_t(qr_a_.data(), rows, m_, qr_y_.data(), 1);
     CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, qr_a_.data(), rows, qr_y_.data()));
-    // The old weights stay when the solution is not finite (a singular R).
-    gpu::launch_accept_weights<T>(stream_, qr_y_.data(), info_.data(), theta_.data(), m_,
-                                  scalars_.data());
-    res_stale_ = true;
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    accept_weights(qr_y_.data());
   }
 
   // Variable projection's system (see backend.hpp): J from the Jacobian kernel, its weight columns
@@ -398,29 +374,21 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // multiplied by Qᵀ, then JᵀJ = BᵀB and JᵀR = Bᵀz from C's rows m… by SYRK and GEMV.
   LossParts vp_prepare() override {
     if (dist_) return vp_prepare_tsqr();
-    const int n = pts_.rows(), p = m_ * (D + 2), pc = m_ * (D + 1), rows = n + m_;
-    jac_.resize(std::size_t(n) * p);
-    r_scaled_.resize(n);
-    jtj_.resize(std::size_t(pc) * pc);
-    jtr_.resize(pc);
+    const int n = pts_.rows(), pc = m_ * (D + 1), rows = n + m_;
+    size_lm_buffers(n, pc);
     vp_diag_.resize(pc);
     vp_c_.resize(std::size_t(rows) * (pc + 1));
     qr_y_.resize(rows);
-    theta0_.resize(theta_.size());
     enqueue_jacobian();
     if (m_ > 0 && n > 0) {
       factor_features_qr(jac_.data());
-      const std::size_t col = std::size_t(rows) * sizeof(T);
-      CUDA_CHECK(cudaMemcpy2DAsync(vp_c_.data(), col, jac_.data() + std::size_t(n) * m_,
-                                   std::size_t(n) * sizeof(T), std::size_t(n) * sizeof(T), pc,
-                                   cudaMemcpyDeviceToDevice, stream_));
-      CUDA_CHECK(cudaMemcpyAsync(vp_c_.data() + std::size_t(rows) * pc, r_scaled_.data(),
-                                 std::size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
-      CUDA_CHECK(cudaMemset2DAsync(vp_c_.data() + n, col, 0, std::size_t(m_) * sizeof(T), pc + 1,
-                                   stream_));
+      copy_block(vp_c_.data(), rows, jac_.data() + std::size_t(n) * m_, n, n, pc);
+      device_copy(vp_c_.data() + std::size_t(rows) * pc, r_scaled_.data(), n);
+      CUDA_CHECK(cudaMemset2DAsync(vp_c_.data() + n, std::size_t(rows) * sizeof(T), 0,
+                                   std::size_t(m_) * sizeof(T), pc + 1, stream_));
       // Marquardt's scaling from the unprojected columns (as the CPU backend).
       gpu::launch_column_norms<T>(stream_, vp_c_.data(), n, pc, rows, true, vp_diag_.data());
-      apply_qt(vp_c_.data(), pc + 1);
+      apply_reflectors_t(qr_a_.data(), rows, m_, vp_c_.data(), pc + 1);
       const T* b = vp_c_.data() + m_;
       return finish_vp_prepare(n, b, rows, b + std::size_t(rows) * pc);
     }
@@ -431,13 +399,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // captured for the current sizes; where capture fails (a library call that cannot be
   // captured), the same work is enqueued directly.
   LossParts lm_prepare() override {
-    const int p = m_ * (D + 2);
     const int n = pts_.rows();
-    jac_.resize(std::size_t(n) * p);
-    r_scaled_.resize(n);
-    jtj_.resize(std::size_t(p) * p);
-    jtr_.resize(p);
-    theta0_.resize(theta_.size());
+    size_lm_buffers(n, m_ * (D + 2));
     run_graph({-1.0, double(n), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
                ptr_key(jac_.data()), ptr_key(jtj_.data()), ptr_key(theta0_.data()),
                ptr_key(chunk_sums_.data())},
@@ -451,30 +414,18 @@ class CudaRbfBackend final : public RbfBackend<T> {
     if (!lm_prepared_) throw std::logic_error("lm_try called before lm_prepare");
     const int p = m_ * (D + 2);
     if (p == 0) return residuals();
-    const int lwork = prepare_step(p, mu);
-    run_graph({-2.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
-               ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
-               ptr_key(theta0_.data()), ptr_key(chunk_sums_.data()), double(lwork)},
-              [&] { enqueue_lm_try(p, lwork, 0, nullptr, true); });
-    invalidate_features();
+    const bool accepted = try_step(-2.0, p, mu, 0, nullptr);
     res_stale_ = false;
-    if (pinned_scalars_[0].step_rejected) return rejected_step();
-    return to_loss_parts(pinned_scalars_[0]);
+    return accepted ? to_loss_parts(pinned_scalars_[0]) : rejected_step();
   }
 
   LossParts vp_try(T mu) override {
     if (!lm_prepared_) throw std::logic_error("vp_try called before vp_prepare");
     const int pc = m_ * (D + 1);
     if (pc == 0) return residuals();
-    const int lwork = prepare_step(pc, mu);
     // The step on centres and widths (without residuals) is one graph; the weight solve that
     // follows has its own calls.
-    run_graph({-3.0, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
-               ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
-               ptr_key(theta0_.data()), ptr_key(vp_diag_.data()), double(lwork)},
-              [&] { enqueue_lm_try(pc, lwork, m_, vp_diag_.data(), false); });
-    invalidate_features();
-    if (pinned_scalars_[0].step_rejected) return rejected_step();
+    if (!try_step(-3.0, pc, mu, m_, vp_diag_.data())) return rejected_step();
     solve_weights_qr();
     return residuals();
   }
@@ -494,9 +445,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   void lm_reject() override {
     if (!lm_prepared_) throw std::logic_error("lm_reject called before lm_prepare");
     // Asynchronous: the next call that needs θ or the residuals finds them in stream order.
-    if (theta_.size() > 0)
-      CUDA_CHECK(cudaMemcpyAsync(theta_.data(), theta0_.data(), theta_.bytes(),
-                                 cudaMemcpyDeviceToDevice, stream_));
+    if (theta_.size() > 0) device_copy(theta_.data(), theta0_.data(), theta_.size());
     invalidate_features();
     res_stale_ = true;
   }
@@ -507,14 +456,9 @@ class CudaRbfBackend final : public RbfBackend<T> {
     u.assign(n, 0.0);
     laplacian.assign(n, 0.0);
     if (n == 0) return;
-    if (n > std::size_t(std::numeric_limits<int>::max() / 4))
-      throw std::invalid_argument("too many evaluation points for one CUDA call");
-    std::vector<T> x(n * D);
-    for (std::size_t i = 0; i < n * D; ++i) x[i] = T(points[i]);
-    eval_x_.resize(x.size());
+    upload_eval_points(points, n);
     eval_u_.resize(n);
     eval_lap_.resize(n);
-    upload(eval_x_.data(), x);
     gpu::launch_evaluate<T, D>(stream_, int(n), eval_x_.data(), theta_.data(), m_, eval_u_.data(),
                                eval_lap_.data(), laplacian_dims_);
     std::vector<T> hu(n), hl(n);
@@ -531,13 +475,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const std::size_t n = points.size() / D;
     gradient.assign(n * D, 0.0);
     if (n == 0) return;
-    if (n > std::size_t(std::numeric_limits<int>::max() / 4))
-      throw std::invalid_argument("too many evaluation points for one CUDA call");
-    std::vector<T> x(n * D);
-    for (std::size_t i = 0; i < n * D; ++i) x[i] = T(points[i]);
-    eval_x_.resize(x.size());
+    upload_eval_points(points, n);
     eval_grad_.resize(n * D);
-    upload(eval_x_.data(), x);
     gpu::launch_evaluate_gradient<T, D>(stream_, int(n), eval_x_.data(), theta_.data(), m_,
                                         eval_grad_.data());
     std::vector<T> g(n * D);
@@ -546,6 +485,26 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
  private:
+  // A device buffer laid out as θ = [w | c | a] as parameters.
+  RbfParameters<T> download_theta(const DeviceBuffer<T>& buffer) const {
+    std::vector<T> theta(buffer.size());
+    download(theta, buffer.data());
+    RbfParameters<T> p;
+    p.dim = D;
+    p.weights.assign(theta.begin(), theta.begin() + m_);
+    p.centres.assign(theta.begin() + m_, theta.begin() + std::size_t(m_) * (D + 1));
+    p.widths.assign(theta.begin() + std::size_t(m_) * (D + 1), theta.end());
+    return p;
+  }
+
+  // The n points (n × D) of an evaluation into eval_x_.
+  void upload_eval_points(const std::vector<double>& points, std::size_t n) {
+    if (n > std::size_t(std::numeric_limits<int>::max() / 4))
+      throw std::invalid_argument("too many evaluation points for one CUDA call");
+    eval_x_.resize(n * D);
+    upload(eval_x_.data(), std::vector<T>(points.begin(), points.begin() + n * D));  // staged
+  }
+
   // The interior and boundary counts N and K of the scales: the union's over ranks.
   int interior_rows() const { return dist_ ? n_int_all_ : pts_.n_int; }
   int boundary_rows() const { return dist_ ? n_bnd_all_ : pts_.n_bnd; }
@@ -623,6 +582,23 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                  stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
+  void device_copy(T* dst, const T* src, std::size_t count) {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+  }
+  // dst = src for a rows × cols column-major block (device; leading dimensions ld_dst, ld_src).
+  void copy_block(T* dst, int ld_dst, const T* src, int ld_src, int rows, int cols) {
+    CUDA_CHECK(cudaMemcpy2DAsync(dst, std::size_t(ld_dst) * sizeof(T), src,
+                                 std::size_t(ld_src) * sizeof(T), std::size_t(rows) * sizeof(T),
+                                 cols, cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  // The weights w become θ's unless w is not finite or info_ flags a failed factorisation (the
+  // CPU keeps the old weights when its solve is not finite); complete on return.
+  void accept_weights(const T* w) {
+    gpu::launch_accept_weights<T>(stream_, w, info_.data(), theta_.data(), m_, scalars_.data());
+    res_stale_ = true;
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
 
   // e, b and the loss parts at the current θ, left on the device.
   void enqueue_residuals() {
@@ -655,14 +631,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
     res_stale_ = false;
   }
 
-  // The union's counts N and K (a collective: the ranks size their batches together).
-  void count_union_rows() {
-    double counts[2] = {double(pts_.n_int), double(pts_.n_bnd)};
-    comm_->allreduce_sum(counts, 2);
-    n_int_all_ = int(counts[0]);
-    n_bnd_all_ = int(counts[1]);
-  }
-
   // `steps` GD steps; the loss before the last one ends in scalars_ (the residual pass's last
   // block writes it).
   void enqueue_gd_steps(int steps, T learning_rate) {
@@ -670,27 +638,18 @@ class CudaRbfBackend final : public RbfBackend<T> {
       enqueue_residuals();
       return;
     }
-    if (dist_) {
-      // The step needs the gradient summed over the ranks, so it leaves the gradient kernel.
-      grad_.resize(theta_.size());
-      for (int s = 0; s < steps; ++s) {
-        enqueue_residuals();
-        gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
-                                   inv_n(), lam_k(), grad_.data(), false, T(0), min_width_, nullptr,
-                                   general_rows());
-        gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
-        gpu::launch_gd_apply<T, D>(stream_, grad_.data(), theta_.data(), m_, learning_rate,
-                                   min_width_);
-      }
-      invalidate_features();
-      res_stale_ = true;
-      return;
-    }
+    // Over ranks the step needs the gradient summed over the ranks, so it leaves the gradient
+    // kernel; otherwise the gradient kernel applies it.
+    if (dist_) grad_.resize(theta_.size());
     for (int s = 0; s < steps; ++s) {
       enqueue_residuals();
       gpu::launch_gradient<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_, inv_n(),
-                                 lam_k(), nullptr, true, learning_rate, min_width_, nullptr,
-                                 general_rows());
+                                 lam_k(), dist_ ? grad_.data() : nullptr, !dist_,
+                                 dist_ ? T(0) : learning_rate, min_width_, nullptr, general_rows());
+      if (!dist_) continue;
+      gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
+      gpu::launch_gd_apply<T, D>(stream_, grad_.data(), theta_.data(), m_, learning_rate,
+                                 min_width_);
     }
     invalidate_features();
     res_stale_ = true;
@@ -741,7 +700,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     prepare_chunk_sums();
     lm_prepared_ = false;
     invalidate_features();
-    if (dist_) count_union_rows();
+    if (dist_) std::tie(n_int_all_, n_bnd_all_) = union_counts(*comm_, pts_.n_int, pts_.n_bnd);
   }
 
   void prepare_chunk_sums() {
@@ -796,8 +755,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const T* zero = constants_.data() + 1;
     const T* minus_one = constants_.data() + 2;
     DevicePointerMode device_scalars(cublas_);
-    CUDA_CHECK(cudaMemcpyAsync(cg_r_.data(), s_.data(), m_ * sizeof(T), cudaMemcpyDeviceToDevice,
-                               stream_));
+    device_copy(cg_r_.data(), s_.data(), m_);
     CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, m_, m_, minus_one, a_sys_.data(), m_, w, one,
                                  cg_r_.data()));
     gpu::launch_cg_init<T>(stream_, s_.data(), cg_r_.data(), cg_d_.data(), m_, max_iterations,
@@ -817,13 +775,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     }
   }
 
-  std::vector<double> graph_key(const typename RbfBackend<T>::GdcgCycle& c) const {
-    return with_coefficients(cycle_key(c));
-  }
-
   // The shapes and buffers a captured cycle depends on.
   std::vector<double> cycle_key(const typename RbfBackend<T>::GdcgCycle& c) const {
-    auto ptr = [](const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); };
     return {double(c.draw),
             double(c.draw ? c.seed : 0),
             double(pts_.n_int),
@@ -833,22 +786,22 @@ class CudaRbfBackend final : public RbfBackend<T> {
             double(c.cg_iterations),
             double(c.cg_tolerance),
             double(m_),
-            ptr(sampler_.get()),
-            ptr(x_.data()),
-            ptr(target_.data()),
-            ptr(res_.data()),
-            ptr(normals_.data()),
-            ptr(partials_.data()),
-            ptr(chunk_sums_.data()),
-            ptr(theta_.data()),
-            ptr(features_.data()),
-            ptr(scaled_target_.data()),
-            ptr(a_sys_.data()),
-            ptr(s_.data()),
-            ptr(gram_a_.data()),
-            ptr(gram_s_.data()),
-            ptr(cg_ad_.data()),
-            ptr(slab_partials_.data())};
+            ptr_key(sampler_.get()),
+            ptr_key(x_.data()),
+            ptr_key(target_.data()),
+            ptr_key(res_.data()),
+            ptr_key(normals_.data()),
+            ptr_key(partials_.data()),
+            ptr_key(chunk_sums_.data()),
+            ptr_key(theta_.data()),
+            ptr_key(features_.data()),
+            ptr_key(scaled_target_.data()),
+            ptr_key(a_sys_.data()),
+            ptr_key(s_.data()),
+            ptr_key(gram_a_.data()),
+            ptr_key(gram_s_.data()),
+            ptr_key(cg_ad_.data()),
+            ptr_key(slab_partials_.data())};
   }
 
   cudaGraphExec_t capture_cycle(const typename RbfBackend<T>::GdcgCycle& c,
@@ -916,25 +869,23 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   // θ0 = θ: the state lm_reject returns to.
   void enqueue_save_theta0() {
-    if (theta_.size() > 0)
-      CUDA_CHECK(cudaMemcpyAsync(theta0_.data(), theta_.data(), theta_.bytes(),
-                                 cudaMemcpyDeviceToDevice, stream_));
+    if (theta_.size() > 0) device_copy(theta0_.data(), theta_.data(), theta_.size());
+  }
+
+  // J and R of n rows, JᵀJ and JᵀR of q parameters, and θ0.
+  void size_lm_buffers(int n, int q) {
+    jac_.resize(std::size_t(n) * m_ * (D + 2));
+    r_scaled_.resize(n);
+    jtj_.resize(std::size_t(q) * q);
+    jtr_.resize(q);
+    theta0_.resize(theta_.size());
   }
 
   void enqueue_lm_prepare() {
     const int p = m_ * (D + 2);
     const int n = pts_.rows();
     enqueue_jacobian();
-    if (n > 0 && p > 0) {
-      // beta = 0: JᵀJ (lower) and JᵀR need no clearing first.
-      const T one = T(1), zero = T(0);
-      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, p, n, &one, jac_.data(), n, &zero, jtj_.data()));
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, n, p, &one, jac_.data(), n,
-                                   r_scaled_.data(), &zero, jtr_.data()));
-    } else {
-      CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
-      CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
-    }
+    normal_equations(p, n, n > 0 && p > 0 ? jac_.data() : nullptr, n, r_scaled_.data());
     if (dist_ && p > 0) {
       // The whole p × p buffer: SYRK's lower triangle is what the LM system reads.
       gpu::allreduce_sum(*comm_, jtj_.data(), std::size_t(p) * p, stream_);
@@ -943,9 +894,23 @@ class CudaRbfBackend final : public RbfBackend<T> {
     enqueue_save_theta0();
   }
 
-  // Buffers of a damped step on p parameters, μ staged in pinned memory; returns potrf's
-  // workspace size.
-  int prepare_step(int p, T mu) {
+  // JᵀJ (lower triangle) = BᵀB and JᵀR = Bᵀz of p parameters for B (k × p, leading dimension
+  // ldb) and z (k entries), or zeros without B. beta = 0: neither needs clearing first.
+  void normal_equations(int p, int k, const T* b, int ldb, const T* z) {
+    if (!b) {
+      CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
+      CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
+      return;
+    }
+    const T one = T(1), zero = T(0);
+    CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, p, k, &one, b, ldb, &zero, jtj_.data(), p));
+    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, k, p, &one, b, ldb, z, &zero, jtr_.data()));
+  }
+
+  // A damped step on the p parameters from `first` on (enqueue_lm_try), μ staged in pinned
+  // memory, as the graph tagged `tag`: LM's without `scaling` (then with the residuals after
+  // it), variable projection's with it. False when the step was rejected.
+  bool try_step(double tag, int p, T mu, int first, const T* scaling) {
     lm_a_.resize(std::size_t(p) * p);
     delta_.resize(p);
     lm_mu_.resize(1);
@@ -953,7 +918,13 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
     work_.resize(std::max(lwork, 1));
     pinned_mu_[0] = mu;
-    return lwork;
+    run_graph({tag, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
+               ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
+               ptr_key(theta0_.data()), ptr_key(scaling ? scaling : chunk_sums_.data()),
+               double(lwork)},
+              [&] { enqueue_lm_try(p, lwork, first, scaling, scaling == nullptr); });
+    invalidate_features();
+    return !pinned_scalars_[0].step_rejected;
   }
 
   // The loss of a step whose factorisation failed or whose δ was not finite.
@@ -1028,11 +999,10 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   // A = F'ᵀF' from the stored features, the one O(n·m²) step of a cycle. At moderate m (≈ 1024)
-  // cuBLAS's SYRK has too few output tiles to fill the GPU (measured 24 TFLOP/s in double at
-  // (1024, 18432)), so the rows are split into kSlabs slabs whose SYRKs run concurrently on side
-  // streams (split-K; a graph captures the fork and join) and are summed (measured 0.81 → 0.59
-  // ms). At large m one SYRK fills the GPU (43 TFLOP/s at m = 4096; splitting it into two
-  // diagonal SYRKs and a DGEMM was measured slower, 29.8 against 28.7 ms).
+  // one SYRK has too few output tiles to fill the GPU, so the rows are split into kSlabs slabs
+  // whose SYRKs run concurrently on side streams (split-K; a graph captures the fork and join)
+  // and are summed (double at (1024, 18432): 0.81 → 0.59 ms). At large m one SYRK fills the GPU
+  // (two diagonal SYRKs and a DGEMM were slower).
   void gram_from_features(int n) {
     const T one = T(1), zero = T(0);
     const bool split_k = m_ <= kSplitKMaxNeurons && n >= kSplitKMinRows;
@@ -1082,60 +1052,56 @@ class CudaRbfBackend final : public RbfBackend<T> {
   void factor_features_qr(const T* features) {
     const int n = pts_.rows(), rows = n + m_;
     qr_a_.resize(std::size_t(rows) * m_);
-    qr_tau_.resize(m_);
     qr_norms_.resize(m_);
     qr_y_.resize(rows);
-    if (n > 0)
-      CUDA_CHECK(cudaMemcpy2DAsync(qr_a_.data(), std::size_t(rows) * sizeof(T), features,
-                                   std::size_t(n) * sizeof(T), std::size_t(n) * sizeof(T), m_,
-                                   cudaMemcpyDeviceToDevice, stream_));
+    if (n > 0) copy_block(qr_a_.data(), rows, features, n, n, m_);
     gpu::launch_column_norms<T>(stream_, qr_a_.data(), n, m_, rows, false, qr_norms_.data());
     gpu::launch_qr_ridge_rows<T>(stream_, qr_a_.data(), qr_y_.data(), n, m_, qr_norms_.data(),
                                  vp_qr_ridge<T>());
-    int lwork = 0;
-    CUSOLVER_CHECK(gpu::blas::geqrf_buffer_size(cusolver_, rows, m_, qr_a_.data(), rows, &lwork));
-    work_.resize(std::max(lwork, 1));
-    CUSOLVER_CHECK(gpu::blas::geqrf(cusolver_, rows, m_, qr_a_.data(), rows, qr_tau_.data(),
-                                    work_.data(), int(work_.size()), info_.data()));
+    geqrf_in_place(qr_a_.data(), rows, rows, m_);
   }
 
-  // c ((n + m) × cols, leading dimension n + m) = Qᵀ c with the Q of factor_features_qr.
-  void apply_qt(T* c, int cols) {
-    const int rows = pts_.rows() + m_;
+  // c (rows × cols, leading dimension rows) = Qᵀ c, Q the product of the k reflectors that
+  // geqrf_in_place left in a (leading dimension rows) and qr_tau_.
+  void apply_reflectors_t(const T* a, int rows, int k, T* c, int cols) {
     int lwork = 0;
-    CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, rows, cols, m_, qr_a_.data(), rows,
+    CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, rows, cols, k, a, rows,
                                                   qr_tau_.data(), c, &lwork));
     work_.resize(std::max(lwork, 1));
-    CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, rows, cols, m_, qr_a_.data(), rows, qr_tau_.data(),
-                                      c, work_.data(), int(work_.size()), info_.data()));
+    CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, rows, cols, k, a, rows, qr_tau_.data(), c,
+                                      work_.data(), int(work_.size()), info_.data()));
   }
 
   // TSQR (the CPU backend's tsqr_r): `a` (rows × cols, column-major, leading dimension lda;
   // overwritten) is this rank's block of rows; tsqr_r_ becomes the cols × cols R (zeros below
-  // its diagonal) of the QR factorisation of every rank's block stacked in rank order. The R
-  // factors (cols² values per rank) are gathered in device memory (gpu::allgather: NCCL, or
-  // staged through the host); every rank factors the same stack, so R is the same on every
-  // rank. geqrf's status ends in info_[0].
+  // its diagonal) of the QR factorisation of every rank's block stacked in rank order. Every
+  // rank factors the same stack of the R factors (cols² values per rank), so R is the same on
+  // every rank. geqrf's status ends in info_[0].
   void tsqr_r(T* a, int rows, int lda, int cols) {
     const std::size_t cc = std::size_t(cols) * cols;
     tsqr_local_.resize(cc);
     if (rows > 0) geqrf_in_place(a, rows, lda, cols);
     gpu::launch_upper_triangle<T>(stream_, a, lda, rows, cols, tsqr_local_.data());
-    const int ranks = comm_->size();
-    tsqr_gather_.resize(cc * std::size_t(ranks));
-    gpu::allgather(*comm_, tsqr_local_.data(), cc, tsqr_gather_.data(), stream_);
-    // Rank r's R is rows [r·cols, (r+1)·cols) of the (ranks·cols) × cols column-major stack.
-    const std::size_t stack_rows = std::size_t(ranks) * cols;
-    tsqr_stack_.resize(stack_rows * cols);
-    const std::size_t col_bytes = std::size_t(cols) * sizeof(T);
-    for (int r = 0; r < ranks; ++r)
-      CUDA_CHECK(cudaMemcpy2DAsync(tsqr_stack_.data() + std::size_t(r) * cols,
-                                   stack_rows * sizeof(T), tsqr_gather_.data() + r * cc, col_bytes,
-                                   col_bytes, cols, cudaMemcpyDeviceToDevice, stream_));
-    geqrf_in_place(tsqr_stack_.data(), int(stack_rows), int(stack_rows), cols);
+    const int stack_rows = gather_stack(tsqr_local_.data(), cols, cols);
+    geqrf_in_place(tsqr_stack_.data(), stack_rows, stack_rows, cols);
     tsqr_r_.resize(cc);
-    gpu::launch_upper_triangle<T>(stream_, tsqr_stack_.data(), int(stack_rows), int(stack_rows),
-                                  cols, tsqr_r_.data());
+    gpu::launch_upper_triangle<T>(stream_, tsqr_stack_.data(), stack_rows, stack_rows, cols,
+                                  tsqr_r_.data());
+  }
+
+  // tsqr_stack_ ((ranks·rows) × cols, column-major) = every rank's `block` (rows × cols,
+  // column-major, leading dimension rows), rank r's at rows [r·rows, (r+1)·rows), gathered in
+  // device memory (gpu::allgather: NCCL, or staged through the host); returns ranks·rows.
+  int gather_stack(const T* block, int rows, int cols) {
+    const int ranks = comm_->size(), stack_rows = ranks * rows;
+    const std::size_t size = std::size_t(rows) * cols;
+    tsqr_gather_.resize(size * std::size_t(ranks));
+    gpu::allgather(*comm_, block, size, tsqr_gather_.data(), stream_);
+    tsqr_stack_.resize(std::size_t(stack_rows) * cols);
+    for (int r = 0; r < ranks; ++r)
+      copy_block(tsqr_stack_.data() + std::size_t(r) * rows, stack_rows,
+                 tsqr_gather_.data() + r * size, rows, rows, cols);
+    return stack_rows;
   }
 
   void geqrf_in_place(T* a, int rows, int lda, int cols) {
@@ -1183,24 +1149,15 @@ class CudaRbfBackend final : public RbfBackend<T> {
       gpu::launch_features<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
                                  std::sqrt(inv_n()), std::sqrt(lam_k()), qr_features_.data(),
                                  qr_y_.data(), general_rows());
-      CUDA_CHECK(cudaMemcpy2DAsync(tsqr_a_.data(), std::size_t(rows) * sizeof(T),
-                                   qr_features_.data(), std::size_t(n) * sizeof(T),
-                                   std::size_t(n) * sizeof(T), m_, cudaMemcpyDeviceToDevice,
-                                   stream_));
-      CUDA_CHECK(cudaMemcpyAsync(tsqr_a_.data() + std::size_t(rows) * m_, qr_y_.data(),
-                                 std::size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+      copy_block(tsqr_a_.data(), rows, qr_features_.data(), n, n, m_);
+      device_copy(tsqr_a_.data() + std::size_t(rows) * m_, qr_y_.data(), n);
     }
     set_ridge_rows(tsqr_a_.data(), n, rows, cols, qr_features_.data(), n);
     tsqr_r(tsqr_a_.data(), rows, rows, cols);
     solution_.resize(m_);
-    CUDA_CHECK(cudaMemcpyAsync(solution_.data(), tsqr_r_.data() + std::size_t(cols) * m_,
-                               std::size_t(m_) * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+    device_copy(solution_.data(), tsqr_r_.data() + std::size_t(cols) * m_, m_);
     CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, tsqr_r_.data(), cols, solution_.data()));
-    // The old weights stay when the solution is not finite (a singular R).
-    gpu::launch_accept_weights<T>(stream_, solution_.data(), info_.data(), theta_.data(), m_,
-                                  scalars_.data());
-    res_stale_ = true;
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    accept_weights(solution_.data());
   }
 
   // vp_prepare over the ranks (docs/mathematics.md, "Over several ranks"). Each rank
@@ -1214,32 +1171,24 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // share; the sums are G ((pc + 1)² values) and the gathered [R_i | T_i] (m·(m + pc + 1) values
   // a rank). Marquardt's scaling: the squared norms of J_ca's columns summed over the ranks.
   LossParts vp_prepare_tsqr() {
-    const int n = pts_.rows(), p = m_ * (D + 2), pc = m_ * (D + 1), g = pc + 1;
-    const int rows = n + ridge_rows(), k = std::min(rows, m_), ranks = comm_->size();
-    jac_.resize(std::size_t(n) * p);
-    r_scaled_.resize(n);
-    jtj_.resize(std::size_t(pc) * pc);
-    jtr_.resize(pc);
+    const int n = pts_.rows(), pc = m_ * (D + 1), g = pc + 1;
+    const int rows = n + ridge_rows(), k = std::min(rows, m_);
+    size_lm_buffers(n, pc);
     vp_diag_.resize(pc);
-    theta0_.resize(theta_.size());
     enqueue_jacobian();
     if (m_ == 0) return finish_vp_prepare(0, nullptr, 0, nullptr);
     const T one = T(1), zero = T(0);
-    const std::size_t col = std::size_t(rows) * sizeof(T), n_col = std::size_t(n) * sizeof(T);
     qr_a_.resize(std::size_t(std::max(rows, 1)) * m_);
     vp_c_.resize(std::size_t(std::max(rows, 1)) * g);
     if (n > 0) {
-      CUDA_CHECK(cudaMemcpy2DAsync(qr_a_.data(), col, jac_.data(), n_col, n_col, m_,
-                                   cudaMemcpyDeviceToDevice, stream_));
-      CUDA_CHECK(cudaMemcpy2DAsync(vp_c_.data(), col, jac_.data() + std::size_t(n) * m_, n_col,
-                                   n_col, pc, cudaMemcpyDeviceToDevice, stream_));
-      CUDA_CHECK(cudaMemcpyAsync(vp_c_.data() + std::size_t(rows) * pc, r_scaled_.data(), n_col,
-                                 cudaMemcpyDeviceToDevice, stream_));
+      copy_block(qr_a_.data(), rows, jac_.data(), n, n, m_);
+      copy_block(vp_c_.data(), rows, jac_.data() + std::size_t(n) * m_, n, n, pc);
+      device_copy(vp_c_.data() + std::size_t(rows) * pc, r_scaled_.data(), n);
     }
     set_ridge_rows(qr_a_.data(), n, rows, m_, jac_.data(), n);
     if (rows > n)
-      CUDA_CHECK(cudaMemset2DAsync(vp_c_.data() + n, col, 0, std::size_t(rows - n) * sizeof(T), g,
-                                   stream_));
+      CUDA_CHECK(cudaMemset2DAsync(vp_c_.data() + n, std::size_t(rows) * sizeof(T), 0,
+                                   std::size_t(rows - n) * sizeof(T), g, stream_));
     gpu::launch_column_norms<T>(stream_, jac_.data() + std::size_t(n) * m_, n, pc, n, true,
                                 vp_diag_.data());
     gpu::allreduce_sum(*comm_, vp_diag_.data(), std::size_t(pc), stream_);
@@ -1248,13 +1197,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     vp_gram_.resize(std::size_t(g) * g);
     if (rows > 0) {
       geqrf_in_place(qr_a_.data(), rows, rows, m_);
-      int lwork = 0;
-      CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, rows, g, k, qr_a_.data(), rows,
-                                                    qr_tau_.data(), vp_c_.data(), &lwork));
-      work_.resize(std::max(lwork, 1));
-      CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, rows, g, k, qr_a_.data(), rows, qr_tau_.data(),
-                                        vp_c_.data(), work_.data(), int(work_.size()),
-                                        info_.data()));
+      apply_reflectors_t(qr_a_.data(), rows, k, vp_c_.data(), g);
     }
     // Zero first: SYRK writes the lower triangle only, and the whole of G is summed.
     CUDA_CHECK(cudaMemsetAsync(vp_gram_.data(), 0, vp_gram_.bytes(), stream_));
@@ -1264,59 +1207,30 @@ class CudaRbfBackend final : public RbfBackend<T> {
     gpu::allreduce_sum(*comm_, vp_gram_.data(), vp_gram_.size(), stream_);
 
     // [R_i | T_i] (m × (m + g), zero below row k) from every rank, stacked: (ranks·m) × (m + g).
-    const int w = m_ + g, stack_rows = ranks * m_;
-    const std::size_t block = std::size_t(m_) * w, m_col = std::size_t(m_) * sizeof(T);
-    vp_top_.resize(block);
+    const int w = m_ + g;
+    vp_top_.resize(std::size_t(m_) * w);
     gpu::launch_upper_triangle<T>(stream_, qr_a_.data(), rows, rows, m_, vp_top_.data());
     T* top_t = vp_top_.data() + std::size_t(m_) * m_;
     CUDA_CHECK(cudaMemsetAsync(top_t, 0, std::size_t(m_) * g * sizeof(T), stream_));
-    if (k > 0)
-      CUDA_CHECK(cudaMemcpy2DAsync(top_t, m_col, vp_c_.data(), col, std::size_t(k) * sizeof(T), g,
-                                   cudaMemcpyDeviceToDevice, stream_));
-    tsqr_gather_.resize(block * std::size_t(ranks));
-    gpu::allgather(*comm_, vp_top_.data(), block, tsqr_gather_.data(), stream_);
-    tsqr_stack_.resize(std::size_t(stack_rows) * w);
-    for (int r = 0; r < ranks; ++r)
-      CUDA_CHECK(cudaMemcpy2DAsync(
-          tsqr_stack_.data() + std::size_t(r) * m_, std::size_t(stack_rows) * sizeof(T),
-          tsqr_gather_.data() + r * block, m_col, m_col, w, cudaMemcpyDeviceToDevice, stream_));
+    if (k > 0) copy_block(top_t, m_, vp_c_.data(), rows, k, g);
+    const int stack_rows = gather_stack(vp_top_.data(), m_, w);
     T* stack_t = tsqr_stack_.data() + std::size_t(stack_rows) * m_;
     geqrf_in_place(tsqr_stack_.data(), stack_rows, stack_rows, m_);
-    int lwork = 0;
-    CUSOLVER_CHECK(gpu::blas::ormqr_t_buffer_size(cusolver_, stack_rows, g, m_, tsqr_stack_.data(),
-                                                  stack_rows, qr_tau_.data(), stack_t, &lwork));
-    work_.resize(std::max(lwork, 1));
-    CUSOLVER_CHECK(gpu::blas::ormqr_t(cusolver_, stack_rows, g, m_, tsqr_stack_.data(), stack_rows,
-                                      qr_tau_.data(), stack_t, work_.data(), int(work_.size()),
-                                      info_.data()));
+    apply_reflectors_t(tsqr_stack_.data(), stack_rows, m_, stack_t, g);
     if (stack_rows > m_)
       CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, g, stack_rows - m_, &one, stack_t + m_, stack_rows,
                                         &one, vp_gram_.data(), g));
     // JᵀJ: G's leading pc × pc block; JᵀR: G's last row (its lower triangle).
-    const std::size_t g_col = std::size_t(g) * sizeof(T);
-    CUDA_CHECK(cudaMemcpy2DAsync(jtj_.data(), std::size_t(pc) * sizeof(T), vp_gram_.data(), g_col,
-                                 std::size_t(pc) * sizeof(T), pc, cudaMemcpyDeviceToDevice,
-                                 stream_));
-    CUDA_CHECK(cudaMemcpy2DAsync(jtr_.data(), sizeof(T), vp_gram_.data() + pc, g_col, sizeof(T), pc,
-                                 cudaMemcpyDeviceToDevice, stream_));
+    copy_block(jtj_.data(), pc, vp_gram_.data(), g, pc, pc);
+    copy_block(jtr_.data(), 1, vp_gram_.data() + pc, g, 1, pc);
     return end_prepare();
   }
 
-  // The end of vp_prepare: JᵀJ = BᵀB (SYRK, lower triangle) and JᵀR = Bᵀz for B (k × pc,
-  // leading dimension ldb) and z (k entries), or zeros with everything else when there is no B;
-  // then θ0 = θ and the loss.
+  // The end of vp_prepare: JᵀJ = BᵀB and JᵀR = Bᵀz for B (k × pc, leading dimension ldb) and z
+  // (k entries), or zeros with everything else when there is no B; then θ0 = θ and the loss.
   LossParts finish_vp_prepare(int k, const T* b, int ldb, const T* z) {
-    const int pc = m_ * (D + 1);
-    if (b) {
-      const T one = T(1), zero = T(0);
-      CUBLAS_CHECK(gpu::blas::syrk_t_ld(cublas_, pc, k, &one, b, ldb, &zero, jtj_.data(), pc));
-      CUBLAS_CHECK(
-          gpu::blas::gemv(cublas_, CUBLAS_OP_T, k, pc, &one, b, ldb, z, &zero, jtr_.data()));
-    } else {
-      CUDA_CHECK(cudaMemsetAsync(jtj_.data(), 0, jtj_.bytes(), stream_));
-      CUDA_CHECK(cudaMemsetAsync(jtr_.data(), 0, jtr_.bytes(), stream_));
-      CUDA_CHECK(cudaMemsetAsync(vp_diag_.data(), 0, vp_diag_.bytes(), stream_));
-    }
+    normal_equations(m_ * (D + 1), k, b, ldb, z);
+    if (!b) CUDA_CHECK(cudaMemsetAsync(vp_diag_.data(), 0, vp_diag_.bytes(), stream_));
     return end_prepare();
   }
 
@@ -1419,30 +1333,27 @@ std::unique_ptr<RbfBackend<T>> make_cuda_backend(const BackendOptions& options) 
 
 namespace gpu {
 namespace {
+// f(b) for `backend` as the CudaRbfBackend of its dimension; `caller` throws for another backend.
+template <class T, class F>
+auto with_cuda_backend(RbfBackend<T>& backend, const char* caller, F f) {
+  if (auto* b = dynamic_cast<CudaRbfBackend<T, 2>*>(&backend)) return f(*b);
+  if (auto* b = dynamic_cast<CudaRbfBackend<T, 3>*>(&backend)) return f(*b);
+  if (auto* b = dynamic_cast<CudaRbfBackend<T, 4>*>(&backend)) return f(*b);
+  throw std::invalid_argument(std::string(caller) + ": not a CUDA backend");
+}
 template <class T>
 Stream stream_of(RbfBackend<T>& backend) {
-  if (auto* b = dynamic_cast<const CudaRbfBackend<T, 2>*>(&backend)) return b->stream();
-  if (auto* b = dynamic_cast<const CudaRbfBackend<T, 3>*>(&backend)) return b->stream();
-  if (auto* b = dynamic_cast<const CudaRbfBackend<T, 4>*>(&backend)) return b->stream();
-  throw std::invalid_argument("backend_stream: not a CUDA backend");
+  return with_cuda_backend(backend, "backend_stream", [](auto& b) { return b.stream(); });
+}
+template <class T>
+void set_problem_operator_of(RbfBackend<T>& backend, const Problem& problem,
+                             const OperatorText& op) {
+  with_cuda_backend(backend, "set_problem_operator",
+                    [&](auto& b) { b.set_problem_operator(problem, op); });
 }
 }  // namespace
 Stream backend_stream(RbfBackend<double>& backend) { return stream_of(backend); }
 Stream backend_stream(RbfBackend<float>& backend) { return stream_of(backend); }
-
-namespace {
-template <class T>
-void set_problem_operator_of(RbfBackend<T>& backend, const Problem& problem,
-                             const OperatorText& op) {
-  if (auto* b = dynamic_cast<CudaRbfBackend<T, 2>*>(&backend))
-    return b->set_problem_operator(problem, op);
-  if (auto* b = dynamic_cast<CudaRbfBackend<T, 3>*>(&backend))
-    return b->set_problem_operator(problem, op);
-  if (auto* b = dynamic_cast<CudaRbfBackend<T, 4>*>(&backend))
-    return b->set_problem_operator(problem, op);
-  throw std::invalid_argument("set_problem_operator: not a CUDA backend");
-}
-}  // namespace
 void set_problem_operator(RbfBackend<double>& backend, const Problem& problem,
                           const OperatorText& op) {
   set_problem_operator_of(backend, problem, op);

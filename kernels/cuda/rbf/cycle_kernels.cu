@@ -442,12 +442,7 @@ void launch_cg_grid(Stream stream, const T* a, const T* s, T* w, T* ad_buffers, 
 #define RBFPDE_INSTANTIATE(T, D)                                                                   \
   template void launch_gram<T, D>(Stream, PointsView, const T*, const T*, const T*, int, T, T, T*, \
                                   T*, T*, T*, const GeneralRows<T>*);
-RBFPDE_INSTANTIATE(float, 2)
-RBFPDE_INSTANTIATE(float, 3)
-RBFPDE_INSTANTIATE(float, 4)
-RBFPDE_INSTANTIATE(double, 2)
-RBFPDE_INSTANTIATE(double, 3)
-RBFPDE_INSTANTIATE(double, 4)
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
 #undef RBFPDE_INSTANTIATE
 template void launch_cg_small<float>(Stream, const float*, const float*, float*, int, int, double,
                                      CgState*);

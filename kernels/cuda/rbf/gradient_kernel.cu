@@ -182,12 +182,7 @@ void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T*
 #define RBFPDE_INSTANTIATE(T, D)                                                                 \
   template void launch_gradient<T, D>(Stream, PointsView, const T*, const T*, T*, int, T, T, T*, \
                                       bool, T, T, const LossFinalize*, const GeneralRows<T>*);
-RBFPDE_INSTANTIATE(float, 2)
-RBFPDE_INSTANTIATE(float, 3)
-RBFPDE_INSTANTIATE(float, 4)
-RBFPDE_INSTANTIATE(double, 2)
-RBFPDE_INSTANTIATE(double, 3)
-RBFPDE_INSTANTIATE(double, 4)
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
 #undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::gpu

@@ -28,6 +28,11 @@ namespace rbfpde::gpu {
 
 using Stream = CUstream_st*;
 
+// X(T, D) for every scalar type and dimension the kernels are built for (the launchers' explicit
+// instantiations).
+#define RBFPDE_FOR_EACH_T_D(X) \
+  X(float, 2) X(float, 3) X(float, 4) X(double, 2) X(double, 3) X(double, 4)
+
 struct PointsView {
   int n_int = 0;  // interior rows
   int n_bnd = 0;  // boundary rows

@@ -90,12 +90,7 @@ void launch_upper_triangle(Stream stream, const T* a, int lda, int rows, int col
 
 #define RBFPDE_INSTANTIATE(T, D) \
   template void launch_gd_apply<T, D>(Stream, const T*, T*, int, T, T);
-RBFPDE_INSTANTIATE(float, 2)
-RBFPDE_INSTANTIATE(float, 3)
-RBFPDE_INSTANTIATE(float, 4)
-RBFPDE_INSTANTIATE(double, 2)
-RBFPDE_INSTANTIATE(double, 3)
-RBFPDE_INSTANTIATE(double, 4)
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
 #undef RBFPDE_INSTANTIATE
 template void launch_upper_triangle<float>(Stream, const float*, int, int, int, float*);
 template void launch_upper_triangle<double>(Stream, const double*, int, int, int, double*);

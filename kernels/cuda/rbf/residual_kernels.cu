@@ -418,12 +418,7 @@ void launch_evaluate_gradient(Stream stream, int n, const T* x, const T* theta, 
                                       T*, T*, const GeneralRows<T>*);                              \
   template void launch_evaluate<T, D>(Stream, int, const T*, const T*, int, T*, T*, int);          \
   template void launch_evaluate_gradient<T, D>(Stream, int, const T*, const T*, int, T*);
-RBFPDE_INSTANTIATE(float, 2)
-RBFPDE_INSTANTIATE(float, 3)
-RBFPDE_INSTANTIATE(float, 4)
-RBFPDE_INSTANTIATE(double, 2)
-RBFPDE_INSTANTIATE(double, 3)
-RBFPDE_INSTANTIATE(double, 4)
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
 #undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::gpu
