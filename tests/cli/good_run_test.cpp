@@ -469,7 +469,7 @@ TEST(CliProgress, PrintsCycleLinesWhenStderrIsNoTerminal) {
   EXPECT_NE(r.out.find("20 cycles (max_cycles)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("output: out/"), std::string::npos) << r.out;
   const std::string summary = read_text(dir / "out/summary.json");
-  char expected[64];
+  char expected[128];
   std::snprintf(expected, sizeof expected, "relative L2 error %.2e",
                 json_number(summary, "relative_l2_error"));
   EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
