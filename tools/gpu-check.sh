@@ -148,30 +148,33 @@ if want jax; then
   step jax timeout 300 env PYTHONUNBUFFERED=1 python3 bench/jax_rbf_cycle.py both
 fi
 # SWEEP_KINDS picks the sweeps (default "2d 3d float"); SWEEP_OPTS adds seed_sweep.py options
-# (e.g. --keep DIR, --levels); SWEEP_SET (key=value …) is given to every
-# solve of them as --set, and SWEEP_TAG names the logs (sweep$SWEEP_TAG.log, …), so that several
-# settings can sweep side by side on different GPUs.
+# (e.g. --keep DIR, --levels); SWEEP_SET (key=value …) is given to every solve of them as --set,
+# and SWEEP_TAG names the logs (sweep$SWEEP_TAG.log, …), so that several settings can sweep side
+# by side on different GPUs.
 sweep_set=""
 for kv in ${SWEEP_SET:-}; do sweep_set="$sweep_set --set $kv"; done
 sweep_kind() { [[ " ${SWEEP_KINDS:-2d 3d float} " == *" $1 "* ]]; }
+# sweep_step LOG TIMEOUT SEEDS ARGS...: bench/seed_sweep.py on the CUDA backend of this build.
+sweep_step() {
+  local log=$1 limit=$2 seeds=$3
+  shift 3
+  step "$log" env PYTHONUNBUFFERED=1 timeout "$limit" python3 bench/seed_sweep.py \
+    --binary build-gpu/rbfpde --backend cuda --seeds "$seeds" $gpu_opts "$@"
+}
 if want sweep && sweep_kind 2d; then
-  step "sweep${SWEEP_TAG:-}" env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP_SEEDS:-1-20}" $gpu_opts $sweep_set ${SWEEP_OPTS:-} \
-    ${SWEEP_CONFIGS:-configs/poisson2d.yaml configs/lshape.yaml configs/disk.yaml configs/peak.yaml}
+  sweep_step "sweep${SWEEP_TAG:-}" "${SWEEP_TIMEOUT:-400}" "${SWEEP_SEEDS:-1-20}" $sweep_set \
+    ${SWEEP_OPTS:-} ${SWEEP_CONFIGS:-configs/poisson2d.yaml configs/lshape.yaml configs/disk.yaml configs/peak.yaml}
 fi
 if want sweep && sweep_kind 3d; then
-  step "sweep3d${SWEEP_TAG:-}" env PYTHONUNBUFFERED=1 timeout "${SWEEP_TIMEOUT:-400}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${SWEEP3D_SEEDS:-1-20}" $gpu_opts $sweep_set ${SWEEP_OPTS:-} \
-    configs/cube3d.yaml configs/ball3d.yaml
+  sweep_step "sweep3d${SWEEP_TAG:-}" "${SWEEP_TIMEOUT:-400}" "${SWEEP3D_SEEDS:-1-20}" $sweep_set \
+    ${SWEEP_OPTS:-} configs/cube3d.yaml configs/ball3d.yaml
 fi
 if want sweep && sweep_kind float; then
-  step "sweep_float${SWEEP_TAG:-}" env PYTHONUNBUFFERED=1 timeout 120 python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --precision float --seeds 1-5 $gpu_opts $sweep_set ${SWEEP_OPTS:-} \
+  sweep_step "sweep_float${SWEEP_TAG:-}" 120 1-5 --precision float $sweep_set ${SWEEP_OPTS:-} \
     configs/poisson2d.yaml
 fi
 if want general; then
-  step general env PYTHONUNBUFFERED=1 timeout "${GENERAL_TIMEOUT:-300}" python3 bench/seed_sweep.py \
-    --binary build-gpu/rbfpde --backend cuda --seeds "${GENERAL_SEEDS:-1-10}" $gpu_opts \
+  sweep_step general "${GENERAL_TIMEOUT:-300}" "${GENERAL_SEEDS:-1-10}" \
     ${GENERAL_CONFIGS:-$GENERAL2D configs/heat2d.yaml configs/box_ball.yaml configs/heat3d.yaml}
 fi
 if want jaxvp; then

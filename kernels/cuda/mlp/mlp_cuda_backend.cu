@@ -516,7 +516,6 @@ class CudaMlpBackend final : public MlpBackend<T> {
   int interior_rows() const { return dist_ ? n_int_all_ : n_int_; }
   int boundary_rows() const { return dist_ ? n_bnd_all_ : n_bnd_; }
 
-
   // The distributed path's pass on this rank's share (with the backward pass and the reduction
   // into grad_ when `gradient`), then Σe², Σb² and the gradient summed over the ranks (a rank
   // without points adds zeros), and the union's loss parts from those sums, as the pass's last
