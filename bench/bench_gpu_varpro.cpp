@@ -1,0 +1,228 @@
+// Where the time of a variable-projection iteration goes on the CUDA backend, at the default sizes
+// of shipped configs: the backend's calls (vp_prepare, vp_try, solve_weights_qr, residuals) and
+// the cuSOLVER/cuBLAS calls they are made of, timed alone at the same sizes, then the trainer's
+// Marquardt loop (ms an iteration, trial steps an iteration). Wall-clock times of calls that end
+// in a synchronisation (the library calls are followed by one), median of kRuns after kWarmup.
+// Usage: bench_gpu_varpro [config.yaml ...]   (run from the repository root; default: the
+// seed problem, the peak and the cube)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/cuda/common/blas.hpp"
+#include "problems/problem.hpp"
+#include "solver/config/config.hpp"
+#include "solver/train/rbf_model.hpp"
+
+namespace {
+
+using namespace rbfpde;
+namespace blas = rbfpde::gpu::blas;
+constexpr int kWarmup = 3, kRuns = 15;
+
+double median_ms(const std::function<void()>& call) {
+  for (int i = 0; i < kWarmup; ++i) call();
+  std::vector<double> t;
+  for (int i = 0; i < kRuns; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// The library calls of one iteration at rows = n + m (features over ridge rows), m neurons and
+// pc = m·(d + 1) centre and width parameters, on random matrices.
+void time_library(int n, int m, int pc) {
+  const int rows = n + m;
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreate(&stream));
+  cublasHandle_t cublas;
+  cusolverDnHandle_t solver;
+  CUBLAS_CHECK(cublasCreate(&cublas));
+  CUSOLVER_CHECK(cusolverDnCreate(&solver));
+  CUBLAS_CHECK(cublasSetStream(cublas, stream));
+  CUSOLVER_CHECK(cusolverDnSetStream(solver, stream));
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> g;
+  auto random = [&](std::size_t count) {
+    std::vector<double> h(count);
+    for (double& v : h) v = g(rng);
+    double* d = nullptr;
+    CUDA_CHECK(cudaMalloc(&d, count * sizeof(double)));
+    CUDA_CHECK(cudaMemcpy(d, h.data(), count * sizeof(double), cudaMemcpyHostToDevice));
+    return d;
+  };
+  double* f0 = random(std::size_t(rows) * m);
+  double* f = random(std::size_t(rows) * m);
+  double* c = random(std::size_t(rows) * (pc + 1));
+  double* spd = random(std::size_t(pc) * pc);
+  double* a = random(std::size_t(pc) * pc);
+  double* tau = random(m);
+  int* info = nullptr;
+  CUDA_CHECK(cudaMalloc(&info, sizeof(int)));
+  int l1 = 0, l2 = 0, l3 = 0;
+  CUSOLVER_CHECK(blas::geqrf_buffer_size(solver, rows, m, f, rows, &l1));
+  CUSOLVER_CHECK(blas::ormqr_t_buffer_size(solver, rows, pc + 1, m, f, rows, tau, c, &l2));
+  CUSOLVER_CHECK(blas::potrf_buffer_size(solver, pc, a, &l3));
+  const int lwork = std::max({l1, l2, l3});
+  double* work = random(std::size_t(lwork));
+  const double one = 1, zero = 0;
+  // An SPD matrix of order pc: CᵀC + pc·I.
+  CUBLAS_CHECK(blas::syrk_t(cublas, pc, rows, &one, c, rows, &zero, spd));
+  std::vector<double> eye(std::size_t(pc) * pc, 0.0);
+  auto sync = [&] { CUDA_CHECK(cudaStreamSynchronize(stream)); };
+  auto copy = [&](double* dst, const double* src, std::size_t count) {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+  };
+  const std::size_t fm = std::size_t(rows) * m;
+  const double t_copy = median_ms([&] { copy(f, f0, fm); sync(); });
+  const double t_geqrf = median_ms([&] {
+    copy(f, f0, fm);
+    CUSOLVER_CHECK(blas::geqrf(solver, rows, m, f, rows, tau, work, lwork, info));
+    sync();
+  });
+  // The 64-bit API's geqrf (cusolverDnXgeqrf), which may pick another algorithm.
+  cusolverDnParams_t params;
+  CUSOLVER_CHECK(cusolverDnCreateParams(&params));
+  std::size_t dev_bytes = 0, host_bytes = 0;
+  CUSOLVER_CHECK(cusolverDnXgeqrf_bufferSize(solver, params, rows, m, CUDA_R_64F, f, rows,
+                                             CUDA_R_64F, tau, CUDA_R_64F, &dev_bytes,
+                                             &host_bytes));
+  void* xwork = nullptr;
+  CUDA_CHECK(cudaMalloc(&xwork, std::max<std::size_t>(dev_bytes, 8)));
+  std::vector<char> host_work(std::max<std::size_t>(host_bytes, 8));
+  const double t_xgeqrf = median_ms([&] {
+    copy(f, f0, fm);
+    CUSOLVER_CHECK(cusolverDnXgeqrf(solver, params, rows, m, CUDA_R_64F, f, rows, CUDA_R_64F, tau,
+                                    CUDA_R_64F, xwork, dev_bytes, host_work.data(), host_bytes,
+                                    info));
+    sync();
+  });
+  CUDA_CHECK(cudaFree(xwork));
+  cusolverDnDestroyParams(params);
+  const double t_ormqr = median_ms([&] {
+    CUSOLVER_CHECK(blas::ormqr_t(solver, rows, pc + 1, m, f, rows, tau, c, work, lwork, info));
+    sync();
+  });
+  const double t_ormqr1 = median_ms([&] {
+    CUSOLVER_CHECK(blas::ormqr_t(solver, rows, 1, m, f, rows, tau, c, work, lwork, info));
+    sync();
+  });
+  const double t_syrk = median_ms([&] {
+    CUBLAS_CHECK(blas::syrk_t(cublas, pc, rows - m, &one, c + m, rows, &zero, a));
+    sync();
+  });
+  const double t_potrf = median_ms([&] {
+    copy(a, spd, std::size_t(pc) * pc);
+    CUSOLVER_CHECK(blas::potrf(solver, pc, a, work, lwork, info));
+    sync();
+  });
+  // One pass of Cholesky QR of the features: G = FᵀF, G = LLᵀ, Q = F L⁻ᵀ.
+  const double t_cholqr = median_ms([&] {
+    copy(f, f0, fm);
+    CUBLAS_CHECK(blas::syrk_t(cublas, m, rows, &one, f, rows, &zero, a));
+    CUSOLVER_CHECK(blas::potrf(solver, m, a, work, lwork, info));
+    CUBLAS_CHECK(cublasDtrsm(cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                             CUBLAS_DIAG_NON_UNIT, rows, m, &one, a, m, f, rows));
+    sync();
+  });
+  const double t_sync = median_ms([&] {
+    CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
+    sync();
+  });
+  std::printf("| library, rows %d, m %d, pc %d | copy F %.3f | geqrf %.3f | Xgeqrf %.3f | ormqr(pc+1) %.3f | "
+              "ormqr(1) %.3f | syrk(pc) %.3f | potrf(pc) %.3f | cholqr pass %.3f | memset+sync "
+              "%.3f |\n",
+              rows, m, pc, t_copy, t_geqrf - t_copy, t_xgeqrf - t_copy, t_ormqr, t_ormqr1, t_syrk, t_potrf - t_copy,
+              t_cholqr - t_copy, t_sync);
+  for (double* p : {f0, f, c, spd, a, tau, work}) CUDA_CHECK(cudaFree(p));
+  CUDA_CHECK(cudaFree(info));
+  cusolverDnDestroy(solver);
+  cublasDestroy(cublas);
+  cudaStreamDestroy(stream);
+}
+
+void time_config(const std::string& path) {
+  const Config config = load_config(path);
+  const Problem problem = Problem::build(config.problem);
+  const TrainingConfig& tc = config.training;
+  BackendOptions options;
+  options.dim = problem.dim();
+  options.penalty = tc.penalty;
+  options.min_width = minimum_width(problem.domain(), tc);
+  auto be = make_cuda_backend<double>(options);
+  Rng rng(tc.seed), init_rng(tc.seed);
+  const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, init_rng);
+  CollocationBatch batch;
+  problem.sample(rng, tc.points_interior, tc.points_boundary, batch);
+  be->set_batch(batch);
+  be->set_parameters(init.params);
+  be->solve_weights_qr();
+  const int m = config.model.neurons, d = problem.dim();
+  const int n = tc.points_interior + tc.points_boundary;
+  const double t_res = median_ms([&] { be->residuals(); });
+  const double t_qr = median_ms([&] { be->solve_weights_qr(); });
+  const double t_prep = median_ms([&] { be->vp_prepare(); });
+  const double t_cycle = median_ms([&] {
+    be->vp_prepare();
+    be->vp_try(1e-3);
+    be->lm_reject();
+  });
+  // The trainer's loop: Marquardt's rule on one fixed batch.
+  be->set_parameters(init.params);
+  be->solve_weights_qr();
+  double mu = tc.lm_damping;
+  long tries = 0;
+  const int iterations = 200;
+  const auto start = std::chrono::steady_clock::now();
+  LossParts loss = be->residuals();
+  for (int it = 0; it < iterations; ++it) {
+    const LossParts before = be->vp_prepare();
+    for (int attempt = 0; attempt < 12; ++attempt) {
+      ++tries;
+      const LossParts after = be->vp_try(mu);
+      if (std::isfinite(after.loss) && after.loss < before.loss) {
+        mu = std::max(mu * 0.1, 1e-15);
+        loss = after;
+        break;
+      }
+      be->lm_reject();
+      mu = std::min(mu * 10.0, 1e12);
+    }
+  }
+  const double loop_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::printf("| %s: d %d, m %d, n %d | residuals %.3f | solve_weights_qr %.3f | vp_prepare %.3f "
+              "| vp_try+reject %.3f | loop %.3f ms/it, %.2f tries/it, loss %.3e |\n",
+              path.c_str(), d, m, n, t_res, t_qr, t_prep, t_cycle - t_prep,
+              loop_ms / iterations, double(tries) / iterations, loss.loss);
+  std::fflush(stdout);
+  time_library(n, m, m * (d + 1));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda_device_available()) {
+    std::printf("no CUDA device: nothing to time\n");
+    return 0;
+  }
+  std::vector<std::string> configs(argv + 1, argv + argc);
+  if (configs.empty())
+    configs = {"configs/poisson2d.yaml", "configs/peak.yaml", "configs/cube3d.yaml"};
+  for (const std::string& path : configs) time_config(path);
+  return 0;
+}
