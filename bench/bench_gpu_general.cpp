@@ -27,6 +27,7 @@ int main() {
 #include <random>
 #include <vector>
 
+#include "bench/median_time.hpp"
 #include "kernels/backend.hpp"
 
 namespace {
@@ -36,16 +37,7 @@ using namespace rbfpde;
 constexpr int kRuns = 20, kWarmup = 3;
 
 double median_ms(const std::function<void()>& call) {
-  for (int i = 0; i < kWarmup; ++i) call();
-  std::vector<double> t;
-  for (int i = 0; i < kRuns; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::median_ms(call, kWarmup, kRuns);
 }
 
 // Points in the unit cube, f and p in [−0.5, 0.5]; with `general`, a ∈ [0.5, 1.5],

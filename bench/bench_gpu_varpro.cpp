@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/median_time.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/common/blas.hpp"
 #include "problems/problem.hpp"
@@ -31,16 +32,7 @@ namespace blas = rbfpde::gpu::blas;
 constexpr int kWarmup = 3, kRuns = 15;
 
 double median_ms(const std::function<void()>& call) {
-  for (int i = 0; i < kWarmup; ++i) call();
-  std::vector<double> t;
-  for (int i = 0; i < kRuns; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::median_ms(call, kWarmup, kRuns);
 }
 
 // The library calls of one iteration at rows = n + m (features over ridge rows), m neurons and

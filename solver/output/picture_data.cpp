@@ -18,7 +18,10 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string format_coordinate(const std::string& name, double v) {
+// "name = v" to four digits; v within rounding of zero, relative to the axis's extent, is 0
+// (lo + i·h computed with a fused multiply-add can be −5.6e-17 where the lattice crosses 0).
+std::string format_coordinate(const std::string& name, double v, double extent) {
+  if (std::abs(v) <= 1e-12 * extent) v = 0;
   char buf[64];
   std::snprintf(buf, sizeof buf, "%s = %.4g", name.c_str(), v);
   return buf;
@@ -60,7 +63,8 @@ std::vector<PicturePanel> grid_panels(const Domain& domain, const EvaluationGrid
     panel.xlabel = axis_names[sl.p];
     panel.ylabel = axis_names[sl.q];
     if (sl.fixed >= 0)
-      panel.title = format_coordinate(axis_names[sl.fixed], lo[sl.fixed] + sl.index * h[sl.fixed]);
+      panel.title = format_coordinate(axis_names[sl.fixed], lo[sl.fixed] + sl.index * h[sl.fixed],
+                                      hi[sl.fixed] - lo[sl.fixed]);
     panel.lo[0] = lo[sl.p];
     panel.hi[0] = hi[sl.p];
     panel.lo[1] = lo[sl.q];

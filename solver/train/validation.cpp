@@ -105,6 +105,9 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
     why = "max |u| on the evaluation grid is " + format_e(grid_max) + ", over " +
           format_e(kAbsurdFactor) + " times its " + format_e(v.max_abs_u) +
           " on the validation points (spikes between the collocation points)";
+  } else if (data_loss() > 0 && !(std::abs(v.loss - data_loss()) > kZeroShare * data_loss())) {
+    why = "the validation loss " + format_e(v.loss) + " is that of the zero function (" +
+          format_e(data_loss()) + "): the network is zero to rounding";
   } else if (v.rms_interior > kOverfitFactor * train.rms_interior + kOverfitFloor * f_rms_ ||
              v.rms_boundary > kOverfitFactor * train.rms_boundary + kOverfitFloor * (p_rms_ + f_rms_)) {
     why = "the validation residual (interior " + format_e(v.rms_interior) + ", boundary " +

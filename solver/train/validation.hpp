@@ -73,6 +73,8 @@ struct MonitorVerdict {
 // training.patience cycles (judged at reports), and judges soundness:
 //   - u non-finite on the evaluation grid or the validation set, or max |u| on the grid above
 //     kAbsurdFactor × max |u| on the validation set (a spike between the points);
+//   - a validation loss within kZeroShare of the data's own, that of the zero function (a
+//     network whose weights underflowed: it explains none of the data);
 //   - a validation residual above kOverfitFactor × the training one (both RMS, interior or
 //     boundary), beyond a floor of kOverfitFloor × the data's RMS;
 //   - what the model itself reports (narrow neurons, for the RBF network).
@@ -82,6 +84,7 @@ class RunMonitor {
   static constexpr double kAbsurdFactor = 10;
   static constexpr double kOverfitFactor = 100;
   static constexpr double kOverfitFloor = 1e-8;
+  static constexpr double kZeroShare = 1e-12;
 
   RunMonitor(const Config& config, const Problem& problem, const ValidationSet& validation);
 

@@ -1,5 +1,6 @@
-// RunMonitor's plateau rule (solver/train/validation.hpp): training.patience counts cycles, so
-// the same run stops at the same cycle whether reports come every cycle or every ten.
+// RunMonitor (solver/train/validation.hpp): the plateau rule (training.patience counts cycles, so
+// the same run stops at the same cycle whether reports come every cycle or every ten), and the
+// zero-function check.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -53,6 +54,39 @@ TEST(RunMonitor, PatienceCountsCyclesNotReports) {
   // Reports at 28 and 35 both improve (the loss falls until cycle 30): 91 is the first ≥ 35 + 50.
   EXPECT_EQ(plateau_cycle(7, 50), 91);
   EXPECT_EQ(plateau_cycle(10, 0), -1);  // patience 0: never
+}
+
+// A network that is zero to rounding (weights of 1e-293, say) has the validation loss of the zero
+// function, ½ RMS f² + ½ λ RMS p²: unsound, and never the best state. Half that loss is sound.
+TEST(RunMonitor, TheZeroFunctionIsUnsound) {
+  Config config;
+  config.name = "monitor";
+  config.problem = test_inputs::seed_problem_spec();
+  config.training.points_interior = 50;
+  config.training.points_boundary = 20;
+  const Problem problem = Problem::build(config.problem);
+  ValidationSet validation(config, problem);
+  RunMonitor<std::vector<double>> monitor(config, problem, validation);
+  ASSERT_GT(monitor.data_loss(), 0.0);
+  const std::vector<double> grid_u(10, 1e-293);
+  ValidationFigures v;
+  v.max_abs_u = 1e-293;
+  v.rms_interior = std::sqrt(2 * monitor.data_loss());  // p = 0 on the seed problem's boundary
+  v.rms_boundary = 0;
+  v.loss = monitor.data_loss();
+  LossParts train;
+  train.rms_interior = v.rms_interior;
+  train.loss = v.loss;
+  const std::string why = monitor.observe(10, train, v, grid_u, "", {});
+  EXPECT_NE(why.find("is that of the zero function"), std::string::npos) << why;
+  EXPECT_NE(why.find("(cycle 10)"), std::string::npos) << why;
+  EXPECT_FALSE(monitor.has_best());
+  v.loss = 0.5 * monitor.data_loss();
+  v.max_abs_u = 0.01;
+  const std::vector<double> trained_u(10, 0.01);
+  EXPECT_EQ(monitor.observe(20, train, v, trained_u, "", {}), "");
+  EXPECT_TRUE(monitor.has_best());
+  EXPECT_EQ(monitor.verdict().best_cycle, 20);
 }
 
 }  // namespace
