@@ -135,11 +135,11 @@ void time_library(int n, int m, int pc) {
     CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), stream));
     sync();
   });
-  std::printf("| library, rows %d, m %d, pc %d | copy F %.3f | geqrf %.3f | Xgeqrf %.3f | ormqr(pc+1) %.3f | "
-              "ormqr(1) %.3f | syrk(pc) %.3f | potrf(pc) %.3f | cholqr pass %.3f | memset+sync "
-              "%.3f |\n",
-              rows, m, pc, t_copy, t_geqrf - t_copy, t_xgeqrf - t_copy, t_ormqr, t_ormqr1, t_syrk, t_potrf - t_copy,
-              t_cholqr - t_copy, t_sync);
+  std::printf("| library, rows %d, m %d, pc %d | copy F %.3f | geqrf %.3f | Xgeqrf %.3f | "
+              "ormqr(pc+1) %.3f | ormqr(1) %.3f | syrk(pc) %.3f | potrf(pc) %.3f | cholqr pass "
+              "%.3f | memset+sync %.3f |\n",
+              rows, m, pc, t_copy, t_geqrf - t_copy, t_xgeqrf - t_copy, t_ormqr, t_ormqr1, t_syrk,
+              t_potrf - t_copy, t_cholqr - t_copy, t_sync);
   for (double* p : {f0, f, c, spd, a, tau, work}) CUDA_CHECK(cudaFree(p));
   CUDA_CHECK(cudaFree(info));
   cusolverDnDestroy(solver);

@@ -12,6 +12,7 @@
 #include "solver/train/checkpoint.hpp"
 #include "solver/train/solve.hpp"
 #include "tests/common/resume_runs.hpp"
+#include "tests/common/summary_counts.hpp"
 
 namespace rbfpde {
 namespace {
@@ -115,37 +116,45 @@ TEST(Checkpoint, TornCheckpointIsRefused) {
 
 TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   // Every GD step moves a centre or width by at most a quarter width, so even an absurd
-  // learning rate leaves a finite network inside the domain's reach: no divergence. But the
-  // widths collapse far below the point spacing (spikes between the collocation points), so the
-  // final state is unsound: exit 3, the reason, and the outputs of the best sound state.
-  const RunFiles r = run("poisson2d_seed", "absurd", {"training.gd.learning_rate=1e30",
-                                                      "training.max_cycles=200"});
+  // learning rate leaves a finite network inside the domain's reach: no divergence. But two such
+  // steps a cycle drive the network to spikes between the collocation points, or the widths far
+  // below the point spacing (which of the two, and when, depends on the rounding of the build),
+  // so the final state is unsound: exit 3, the reason, and the outputs of the best sound state.
+  using test_inputs::with;
+  const std::vector<std::string> absurd = {"training.gd.learning_rate=1e30", "training.gd.steps=2"};
+  const RunFiles r = run("poisson2d_seed", "absurd", with(absurd, "training.max_cycles=200"));
   EXPECT_FALSE(r.result.outcome.diverged) << r.result.outcome.divergence;
   EXPECT_EQ(r.result.outcome.stop_reason, "max_cycles");
   EXPECT_EQ(r.result.outcome.cycles, 200);
   EXPECT_EQ(r.result.exit_code, 3);
-  const std::string reason = " of 64 neurons are narrower than a tenth of the collocation points' "
-                             "spacing (cycle 200)";
-  ASSERT_GT(r.result.unsound.size(), reason.size()) << r.result.unsound;
-  EXPECT_EQ(r.result.unsound.substr(r.result.unsound.find(' ')), reason) << r.result.unsound;
-  // The outputs hold the report with the lowest validation loss: cycle 30, whose error is that
-  // of a sound, partly trained network.
-  EXPECT_EQ(r.result.best_cycle, 30);
+  const bool spikes =
+      r.result.unsound.find("spikes between the collocation points") != std::string::npos;
+  const bool narrow = r.result.unsound.find(" of 64 neurons are narrower than a tenth of the "
+                                            "collocation points' spacing") != std::string::npos;
+  EXPECT_TRUE(spikes || narrow) << r.result.unsound;
+  const std::string at_end = "(cycle 200)";
+  ASSERT_GT(r.result.unsound.size(), at_end.size());
+  EXPECT_EQ(r.result.unsound.substr(r.result.unsound.size() - at_end.size()), at_end);
+  // The outputs hold the report with the lowest validation loss: an early cycle, whose error is
+  // that of a sound, partly trained network.
+  const long best = r.result.best_cycle;
+  ASSERT_GT(best, 0);
+  ASSERT_LT(best, 200);
   EXPECT_TRUE(std::isfinite(r.result.errors.rel_l2));
-  EXPECT_LT(r.result.errors.rel_l2, 0.05);
+  EXPECT_LT(r.result.errors.rel_l2, 0.1);
   EXPECT_GT(r.result.error_estimate, 0.0);
   EXPECT_LT(r.result.error_estimate, 10 * r.result.errors.rel_l2);
   const std::string summary = read_text(r.dir + "/summary.json");
   EXPECT_NE(summary.find("\"sound\": false"), std::string::npos) << summary;
   EXPECT_NE(summary.find("\"unsound\": \"" + r.result.unsound + "\""), std::string::npos);
-  EXPECT_NE(summary.find("\"best_cycle\": 30,"), std::string::npos);
-  // The state written is that of cycle 30: the same model as a run that stopped there.
-  const RunFiles at30 = run("poisson2d_seed", "absurd_30", {"training.gd.learning_rate=1e30",
-                                                           "training.max_cycles=30"});
-  EXPECT_EQ(at30.result.exit_code, 0) << at30.result.unsound;
-  EXPECT_EQ(at30.result.best_cycle, 30);
-  EXPECT_EQ(read_text(r.dir + "/model.yaml"), read_text(at30.dir + "/model.yaml"));
-  EXPECT_EQ(r.result.errors.rel_l2, at30.result.errors.rel_l2);
+  EXPECT_NE(summary.find("\"best_cycle\": " + std::to_string(best) + ","), std::string::npos);
+  // The state written is that of the best cycle: the same model as a run that stopped there.
+  const RunFiles at_best = run("poisson2d_seed", "absurd_best",
+                               with(absurd, "training.max_cycles=" + std::to_string(best)));
+  EXPECT_EQ(at_best.result.exit_code, 0) << at_best.result.unsound;
+  EXPECT_EQ(at_best.result.best_cycle, best);
+  EXPECT_EQ(read_text(r.dir + "/model.yaml"), read_text(at_best.dir + "/model.yaml"));
+  EXPECT_EQ(r.result.errors.rel_l2, at_best.result.errors.rel_l2);
   // history.csv still records every report, the unsound ones included.
   const std::string history = read_text(r.dir + "/history.csv");
   EXPECT_EQ(std::count(history.begin(), history.end(), '\n'), 21);
