@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The peer of rbfpde's default RBF method, written in JAX with jit: variable projection
 (Levenberg–Marquardt on centres and widths, least-squares weights by QR) on the seed problem
-Ω = [0,1]², Δu = sin πx sin πy, u = 0 on ∂Ω, with rbfpde's defaults: 100 Gaussians on a 10 × 10
-lattice (widths 1.5 spacings), 2000 interior + 358 boundary points drawn once, λ = 100, widths
-≥ one interior point spacing, μ ← μ/10 on success, ×10 on failure (≤ 12 tries per iteration).
+Ω = [0,1]², Δu = sin πx sin πy, u = 0 on ∂Ω, by default at the sizes rbfpde's defaults give
+configs/poisson2d.yaml: 196 Gaussians on a 14 × 14 lattice (widths 1.5 spacings), 3920 interior +
+501 boundary points drawn once, at most 1000 iterations (--lattice, --interior, --boundary,
+--iterations set others); λ = 100, widths ≥ one interior point spacing, μ ← μ/10 on success, ×10
+on failure (≤ 12 tries per iteration). rbfpde's restarts and plateau stop are not part of it.
 
 The iteration is two jitted functions (prepare: QR, projected Jacobian by jax.jacfwd, BᵀB and
 Bᵀz; try: the damped step and the new least-squares weights), driven from Python as rbfpde's
@@ -11,7 +13,7 @@ trainer drives its backend. Reports the training seconds (after a warm-up run th
 at which the relative L2 error on a 101 × 101 grid first reached 1e-4, 1e-6 and 1e-7, checked
 every 5 iterations outside the timed region; median over --repeats runs per seed.
 
-  python3 bench/jax_varpro.py --seeds 1-5 --iterations 400
+  python3 bench/jax_varpro.py --seeds 1-5
 """
 import argparse
 import statistics
@@ -113,11 +115,11 @@ def grid_error(ca, w):
     return float(np.sqrt(((u - ex) ** 2).sum() / (ex ** 2).sum()))
 
 
-def run(seed, iterations, levels):
-    xi, xb = sample(seed, 2000, 358)
+def run(seed, iterations, levels, lattice, n_int, n_bnd):
+    xi, xb = sample(seed, n_int, n_bnd)
     prepare, try_step, _ = make_problem(xi, xb)
-    ca = initial()
-    min_width = np.sqrt(1.0 / 2000)
+    ca = initial(lattice)
+    min_width = np.sqrt(1.0 / n_int)
     mu, seconds, reached, w = 1e-2, 0.0, {}, None
     for it in range(1, iterations + 1):
         t0 = time.perf_counter()
@@ -145,18 +147,22 @@ def run(seed, iterations, levels):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", default="1-5")
-    ap.add_argument("--iterations", type=int, default=400)
+    ap.add_argument("--iterations", type=int, default=1000)
+    ap.add_argument("--lattice", type=int, default=14, help="neurons per axis")
+    ap.add_argument("--interior", type=int, default=3920)
+    ap.add_argument("--boundary", type=int, default=501)
     ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args()
     lo, _, hi = args.seeds.partition("-")
     levels = [1e-4, 1e-6, 1e-7]
     print(f"JAX {jax.__version__} on {jax.devices()[0]}")
-    run(1, 3, levels)  # compiles
+    sizes = (args.lattice, args.interior, args.boundary)
+    run(1, 3, levels, *sizes)  # compiles
     table = {l: [] for l in levels}
     finals = []
     for seed in range(int(lo), int(hi or lo) + 1):
         for _ in range(args.repeats):
-            reached, seconds, err = run(seed, args.iterations, levels)
+            reached, seconds, err = run(seed, args.iterations, levels, *sizes)
             finals.append(err)
             print(f"seed {seed}: final L2 {err:.3e} after {seconds:.3f} s; reached "
                   + ", ".join(f"{l:g} at {reached[l]:.3f} s" for l in levels if l in reached),
