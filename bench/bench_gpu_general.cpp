@@ -17,8 +17,6 @@ int main() {
   return 0;
 }
 #else
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

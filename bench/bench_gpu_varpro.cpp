@@ -72,9 +72,8 @@ void time_library(int n, int m, int pc) {
   const int lwork = std::max({l1, l2, l3});
   double* work = random(std::size_t(lwork));
   const double one = 1, zero = 0;
-  // An SPD matrix of order pc: CᵀC + pc·I.
+  // An SPD matrix of order pc: CᵀC, C random with more rows than columns.
   CUBLAS_CHECK(blas::syrk_t(cublas, pc, rows, &one, c, rows, &zero, spd));
-  std::vector<double> eye(std::size_t(pc) * pc, 0.0);
   auto sync = [&] { CUDA_CHECK(cudaStreamSynchronize(stream)); };
   auto copy = [&](double* dst, const double* src, std::size_t count) {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyDeviceToDevice, stream));
