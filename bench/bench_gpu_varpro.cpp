@@ -1,8 +1,10 @@
 // Where the time of a variable-projection iteration goes on the CUDA backend, at the default sizes
 // of shipped configs: the backend's calls (vp_prepare, vp_try, solve_weights_qr, residuals) and
 // the cuSOLVER/cuBLAS calls they are made of, timed alone at the same sizes, then the trainer's
-// Marquardt loop (ms an iteration, trial steps an iteration). Wall-clock times of calls that end
-// in a synchronisation (the library calls are followed by one), median of kRuns after kWarmup.
+// Marquardt loop (ms an iteration, trial steps an iteration), without and with the look-ahead
+// factorisation (BackendOptions::vp_lookahead), alternately, kLoopRounds rounds: the same
+// trajectory to the bit (checked: the final parameters). Wall-clock times of calls that end in a
+// synchronisation (the library calls are followed by one), median of kRuns after kWarmup.
 // Usage: bench_gpu_varpro [config.yaml ...]   (run from the repository root; default: the
 // seed problem, the peak and the cube)
 #include <cublas_v2.h>
@@ -14,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -146,62 +149,101 @@ void time_library(int n, int m, int pc) {
   cudaStreamDestroy(stream);
 }
 
-void time_config(const std::string& path) {
+// The trainer's loop on one fixed batch, from `init`: Marquardt's rule, `iterations` iterations.
+struct LoopRun {
+  double ms_per_iteration = 0, tries_per_iteration = 0;
+  LossParts loss;
+  RbfParameters<double> params;
+};
+LoopRun run_loop(RbfBackend<double>& be, const RbfParameters<double>& init, double mu,
+                 int iterations) {
+  be.set_parameters(init);
+  be.solve_weights_qr();
+  long tries = 0;
+  LoopRun run;
+  const auto start = std::chrono::steady_clock::now();
+  run.loss = be.residuals();
+  for (int it = 0; it < iterations; ++it) {
+    const LossParts before = be.vp_prepare();
+    for (int attempt = 0; attempt < 12; ++attempt) {
+      ++tries;
+      const LossParts after = be.vp_try(mu);
+      if (std::isfinite(after.loss) && after.loss < before.loss) {
+        mu = std::max(mu * 0.1, 1e-15);
+        run.loss = after;
+        break;
+      }
+      be.lm_reject();
+      mu = std::min(mu * 10.0, 1e12);
+    }
+  }
+  run.ms_per_iteration =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
+      iterations;
+  run.tries_per_iteration = double(tries) / iterations;
+  run.params = be.parameters();
+  return run;
+}
+
+constexpr int kLoopRounds = 3;
+
+// False when the two loops end with different parameters.
+bool time_config(const std::string& path) {
   const Config config = load_config(path);
   const Problem problem = Problem::build(config.problem);
   const TrainingConfig& tc = config.training;
-  BackendOptions options;
-  options.dim = problem.dim();
-  options.penalty = tc.penalty;
-  options.min_width = minimum_width(problem.domain(), tc);
-  auto be = make_cuda_backend<double>(options);
+  std::unique_ptr<RbfBackend<double>> backends[2];  // without, with the look-ahead
+  for (int i = 0; i < 2; ++i) {
+    BackendOptions options;
+    options.dim = problem.dim();
+    options.penalty = tc.penalty;
+    options.min_width = minimum_width(problem.domain(), tc);
+    options.vp_lookahead = i == 1;
+    backends[i] = make_cuda_backend<double>(options);
+  }
   Rng rng(tc.seed), init_rng(tc.seed);
   const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, init_rng);
   CollocationBatch batch;
   problem.sample(rng, tc.points_interior, tc.points_boundary, batch);
-  be->set_batch(batch);
-  be->set_parameters(init.params);
-  be->solve_weights_qr();
+  for (auto& b : backends) b->set_batch(batch);
+  RbfBackend<double>& be = *backends[0];
+  be.set_parameters(init.params);
+  be.solve_weights_qr();
   const int m = config.model.neurons, d = problem.dim();
   const int n = tc.points_interior + tc.points_boundary;
-  const double t_res = median_ms([&] { be->residuals(); });
-  const double t_qr = median_ms([&] { be->solve_weights_qr(); });
-  const double t_prep = median_ms([&] { be->vp_prepare(); });
+  const double t_res = median_ms([&] { be.residuals(); });
+  const double t_qr = median_ms([&] { be.solve_weights_qr(); });
+  const double t_prep = median_ms([&] { be.vp_prepare(); });
   const double t_cycle = median_ms([&] {
-    be->vp_prepare();
-    be->vp_try(1e-3);
-    be->lm_reject();
+    be.vp_prepare();
+    be.vp_try(1e-3);
+    be.lm_reject();
   });
-  // The trainer's loop: Marquardt's rule on one fixed batch.
-  be->set_parameters(init.params);
-  be->solve_weights_qr();
-  double mu = tc.lm_damping;
-  long tries = 0;
-  const int iterations = 200;
-  const auto start = std::chrono::steady_clock::now();
-  LossParts loss = be->residuals();
-  for (int it = 0; it < iterations; ++it) {
-    const LossParts before = be->vp_prepare();
-    for (int attempt = 0; attempt < 12; ++attempt) {
-      ++tries;
-      const LossParts after = be->vp_try(mu);
-      if (std::isfinite(after.loss) && after.loss < before.loss) {
-        mu = std::max(mu * 0.1, 1e-15);
-        loss = after;
-        break;
-      }
-      be->lm_reject();
-      mu = std::min(mu * 10.0, 1e12);
-    }
-  }
-  const double loop_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::printf("| %s: d %d, m %d, n %d | residuals %.3f | solve_weights_qr %.3f | vp_prepare %.3f "
-              "| vp_try+reject %.3f | loop %.3f ms/it, %.2f tries/it, loss %.3e |\n",
-              path.c_str(), d, m, n, t_res, t_qr, t_prep, t_cycle - t_prep,
-              loop_ms / iterations, double(tries) / iterations, loss.loss);
+              "| vp_try+reject %.3f |\n",
+              path.c_str(), d, m, n, t_res, t_qr, t_prep, t_cycle - t_prep);
+  std::vector<double> ms[2];
+  LoopRun last[2];
+  for (int round = 0; round < kLoopRounds; ++round)
+    for (int i = 0; i < 2; ++i) {
+      last[i] = run_loop(*backends[i], init.params, tc.lm_damping, 200);
+      ms[i].push_back(last[i].ms_per_iteration);
+    }
+  const bool same = last[0].params.weights == last[1].params.weights &&
+                    last[0].params.centres == last[1].params.centres &&
+                    last[0].params.widths == last[1].params.widths;
+  for (int i = 0; i < 2; ++i) {
+    std::sort(ms[i].begin(), ms[i].end());
+    std::printf("| %s: loop %s look-ahead | %.3f ms/it (median of %d) | %.2f tries/it | loss "
+                "%.3e |\n",
+                path.c_str(), i ? "with" : "without", ms[i][kLoopRounds / 2], kLoopRounds,
+                last[i].tries_per_iteration, last[i].loss.loss);
+  }
+  std::printf("| %s: the two loops' parameters %s |\n", path.c_str(),
+              same ? "are the same to the bit" : "DIFFER");
   std::fflush(stdout);
   time_library(n, m, m * (d + 1));
+  return same;
 }
 
 }  // namespace
@@ -214,6 +256,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> configs(argv + 1, argv + argc);
   if (configs.empty())
     configs = {"configs/poisson2d.yaml", "configs/peak.yaml", "configs/cube3d.yaml"};
-  for (const std::string& path : configs) time_config(path);
-  return 0;
+  bool same = true;
+  for (const std::string& path : configs) same = time_config(path) && same;
+  return same ? 0 : 1;
 }

@@ -45,6 +45,10 @@ struct BackendOptions {
   // the points; the backend sums its partial sums over the ranks, so that losses, gradients and
   // steps are those of the union batch (docs/architecture.md, "Distributed runs").
   std::shared_ptr<Communicator> comm;
+  // CUDA, variable projection on one GPU: while a trial step solves its weights, factor the
+  // features of the trial's centres and widths for the next vp_prepare on a second stream
+  // (cuda_backend.cu, "look-ahead"). The same bits either way; off only to measure it.
+  bool vp_lookahead = true;
 };
 
 template <class T>

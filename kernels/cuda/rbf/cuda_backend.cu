@@ -33,6 +33,15 @@
 // and the QR weight solve use TSQR as the CPU backend does (local geqrf, R factors gathered on the
 // host, geqrf of the stack). That path waits for each sum and so runs without CUDA graphs; with
 // a communicator that is not distributed (one process) the code is the single-GPU code.
+//
+// Look-ahead (variable projection, one GPU, BackendOptions::vp_lookahead): an iteration factors
+// the scaled features three times, in vp_prepare and in the weight solve of each of its (about
+// two) trial steps, and each geqrf is latency-bound (a few µs a column, the GPU mostly idle). So
+// while a trial solves its weights on the main stream, a second stream computes the features of
+// the trial's centres and widths as the Jacobian kernel does and factors them as vp_prepare
+// would; when that trial is the one accepted, the next vp_prepare takes this factorisation
+// instead of making its own. The same kernels and cuSOLVER calls on the same inputs: the same
+// bits as without it, and one geqrf fewer on the path of an iteration.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -104,7 +113,8 @@ template <class T, int D>
 class CudaRbfBackend final : public RbfBackend<T> {
  public:
   explicit CudaRbfBackend(const BackendOptions& options)
-      : penalty_(T(options.penalty)),
+      : lookahead_(options.vp_lookahead),
+        penalty_(T(options.penalty)),
         min_width_(T(options.min_width)),
         laplacian_dims_(
             options.laplacian_dims > 0 && options.laplacian_dims < D ? options.laplacian_dims : D),
@@ -148,6 +158,10 @@ class CudaRbfBackend final : public RbfBackend<T> {
       if (joins_[s]) cudaEventDestroy(joins_[s]);
     }
     if (fork_) cudaEventDestroy(fork_);
+    if (ahead_.solver) cusolverDnDestroy(ahead_.solver);
+    if (ahead_.stream) cudaStreamDestroy(ahead_.stream);
+    if (ahead_.fork) cudaEventDestroy(ahead_.fork);
+    if (ahead_.join) cudaEventDestroy(ahead_.join);
     if (cusolver_ && cusolverDnDestroy(cusolver_) != CUSOLVER_STATUS_SUCCESS)
       std::fprintf(stderr, "rbfpde: cusolverDnDestroy failed\n");
     if (cublas_ && cublasDestroy(cublas_) != CUBLAS_STATUS_SUCCESS)
@@ -381,7 +395,13 @@ class CudaRbfBackend final : public RbfBackend<T> {
     qr_y_.resize(rows);
     enqueue_jacobian();
     if (m_ > 0 && n > 0) {
-      factor_features_qr(jac_.data());
+      if (ahead_.valid) {  // the accepted trial's look-ahead factorisation: these features' QR
+        std::swap(qr_a_, ahead_.a);
+        std::swap(qr_tau_, ahead_.tau);
+        ahead_.valid = false;
+      } else {
+        factor_features_qr(jac_.data());
+      }
       copy_block(vp_c_.data(), rows, jac_.data() + std::size_t(n) * m_, n, n, pc);
       device_copy(vp_c_.data() + std::size_t(rows) * pc, r_scaled_.data(), n);
       CUDA_CHECK(cudaMemset2DAsync(vp_c_.data() + n, std::size_t(rows) * sizeof(T), 0,
@@ -424,9 +444,15 @@ class CudaRbfBackend final : public RbfBackend<T> {
     const int pc = m_ * (D + 1);
     if (pc == 0) return residuals();
     // The step on centres and widths (without residuals) is one graph; the weight solve that
-    // follows has its own calls.
+    // follows has its own calls, beside the look-ahead factorisation on its own stream.
     if (!try_step(-3.0, pc, mu, m_, vp_diag_.data())) return rejected_step();
+    const bool ahead = lookahead_ && !dist_ && pts_.rows() > 0;
+    if (ahead) enqueue_lookahead();
     solve_weights_qr();
+    if (ahead) {
+      CUDA_CHECK(cudaStreamWaitEvent(stream_, ahead_.join, 0));
+      ahead_.valid = true;
+    }
     return residuals();
   }
 
@@ -569,6 +595,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   void invalidate_features() {
     features_valid_ = false;
     system_valid_ = false;
+    ahead_.valid = false;
   }
 
   void upload(T* dst, const std::vector<T>& src) {
@@ -585,11 +612,13 @@ class CudaRbfBackend final : public RbfBackend<T> {
   void device_copy(T* dst, const T* src, std::size_t count) {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
   }
-  // dst = src for a rows × cols column-major block (device; leading dimensions ld_dst, ld_src).
-  void copy_block(T* dst, int ld_dst, const T* src, int ld_src, int rows, int cols) {
+  // dst = src for a rows × cols column-major block (device; leading dimensions ld_dst, ld_src), on
+  // `stream` (null: the backend's).
+  void copy_block(T* dst, int ld_dst, const T* src, int ld_src, int rows, int cols,
+                  cudaStream_t stream = nullptr) {
     CUDA_CHECK(cudaMemcpy2DAsync(dst, std::size_t(ld_dst) * sizeof(T), src,
                                  std::size_t(ld_src) * sizeof(T), std::size_t(rows) * sizeof(T),
-                                 cols, cudaMemcpyDeviceToDevice, stream_));
+                                 cols, cudaMemcpyDeviceToDevice, stream ? stream : stream_));
   }
 
   // The weights w become θ's unless w is not finite or info_ flags a failed factorisation (the
@@ -860,11 +889,36 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // The residuals, then J (n × m(d+2), column-major) and the scaled residuals R of the current θ.
   void enqueue_jacobian() {
     enqueue_residuals();
-    const T scale_interior = T(1) / std::sqrt(T(std::max(interior_rows(), 1)));
-    const T scale_boundary = std::sqrt(penalty_ / T(std::max(boundary_rows(), 1)));
     gpu::launch_jacobian<T, D>(stream_, pts_, x_.data(), res_.data(), theta_.data(), m_,
-                               scale_interior, scale_boundary, jac_.data(), r_scaled_.data(),
-                               general_rows());
+                               jacobian_scale_interior(), jacobian_scale_boundary(), jac_.data(),
+                               r_scaled_.data(), general_rows());
+  }
+  T jacobian_scale_interior() const { return T(1) / std::sqrt(T(std::max(interior_rows(), 1))); }
+  T jacobian_scale_boundary() const {
+    return std::sqrt(penalty_ / T(std::max(boundary_rows(), 1)));
+  }
+
+  // The look-ahead (see the head of this file), after a trial step's graph: on ahead_.stream,
+  // the features of θ's centres and widths as the Jacobian kernel writes them, factored as
+  // factor_features_qr does; ahead_.join marks the end.
+  void enqueue_lookahead() {
+    if (!ahead_.stream) {
+      CUDA_CHECK(cudaStreamCreateWithFlags(&ahead_.stream, cudaStreamNonBlocking));
+      CUSOLVER_CHECK(cusolverDnCreate(&ahead_.solver));
+      CUSOLVER_CHECK(cusolverDnSetStream(ahead_.solver, ahead_.stream));
+      CUDA_CHECK(cudaEventCreateWithFlags(&ahead_.fork, cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&ahead_.join, cudaEventDisableTiming));
+    }
+    ahead_.features.resize(std::size_t(pts_.rows()) * m_);
+    ahead_.info.resize(1);
+    CUDA_CHECK(cudaEventRecord(ahead_.fork, stream_));
+    CUDA_CHECK(cudaStreamWaitEvent(ahead_.stream, ahead_.fork, 0));
+    gpu::launch_jacobian<T, D>(ahead_.stream, pts_, x_.data(), nullptr, theta_.data(), m_,
+                               jacobian_scale_interior(), jacobian_scale_boundary(),
+                               ahead_.features.data(), nullptr, general_rows());
+    factor_features_on(ahead_.stream, ahead_.solver, ahead_.features.data(), ahead_.a, ahead_.tau,
+                       ahead_.norms, ahead_.y, ahead_.work, ahead_.info.data());
+    CUDA_CHECK(cudaEventRecord(ahead_.join, ahead_.stream));
   }
 
   // θ0 = θ: the state lm_reject returns to.
@@ -1050,15 +1104,22 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // qr_a_ = [features (n × m, leading dimension n); δ·max_k|F_k|·I] factored by geqrf (R in its
   // upper triangle, the reflectors below, their scalars in qr_tau_).
   void factor_features_qr(const T* features) {
+    factor_features_on(stream_, cusolver_, features, qr_a_, qr_tau_, qr_norms_, qr_y_, work_,
+                       info_.data());
+  }
+  // The same into the buffers given, on `stream` with the cuSOLVER handle bound to it.
+  void factor_features_on(cudaStream_t stream, cusolverDnHandle_t solver, const T* features,
+                          DeviceBuffer<T>& a, DeviceBuffer<T>& tau, DeviceBuffer<T>& norms,
+                          DeviceBuffer<T>& y, DeviceBuffer<T>& work, int* info) {
     const int n = pts_.rows(), rows = n + m_;
-    qr_a_.resize(std::size_t(rows) * m_);
-    qr_norms_.resize(m_);
-    qr_y_.resize(rows);
-    if (n > 0) copy_block(qr_a_.data(), rows, features, n, n, m_);
-    gpu::launch_column_norms<T>(stream_, qr_a_.data(), n, m_, rows, false, qr_norms_.data());
-    gpu::launch_qr_ridge_rows<T>(stream_, qr_a_.data(), qr_y_.data(), n, m_, qr_norms_.data(),
+    a.resize(std::size_t(rows) * m_);
+    norms.resize(m_);
+    y.resize(rows);
+    if (n > 0) copy_block(a.data(), rows, features, n, n, m_, stream);
+    gpu::launch_column_norms<T>(stream, a.data(), n, m_, rows, false, norms.data());
+    gpu::launch_qr_ridge_rows<T>(stream, a.data(), y.data(), n, m_, norms.data(),
                                  vp_qr_ridge<T>());
-    geqrf_in_place(qr_a_.data(), rows, rows, m_);
+    geqrf_on(solver, a.data(), rows, rows, m_, tau, work, info);
   }
 
   // c (rows × cols, leading dimension rows) = Qᵀ c, Q the product of the k reflectors that
@@ -1105,12 +1166,16 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   void geqrf_in_place(T* a, int rows, int lda, int cols) {
-    qr_tau_.resize(std::max(std::min(rows, cols), 1));
+    geqrf_on(cusolver_, a, rows, lda, cols, qr_tau_, work_, info_.data());
+  }
+  void geqrf_on(cusolverDnHandle_t solver, T* a, int rows, int lda, int cols, DeviceBuffer<T>& tau,
+                DeviceBuffer<T>& work, int* info) {
+    tau.resize(std::max(std::min(rows, cols), 1));
     int lwork = 0;
-    CUSOLVER_CHECK(gpu::blas::geqrf_buffer_size(cusolver_, rows, cols, a, lda, &lwork));
-    work_.resize(std::max(lwork, 1));
-    CUSOLVER_CHECK(gpu::blas::geqrf(cusolver_, rows, cols, a, lda, qr_tau_.data(), work_.data(),
-                                    int(work_.size()), info_.data()));
+    CUSOLVER_CHECK(gpu::blas::geqrf_buffer_size(solver, rows, cols, a, lda, &lwork));
+    work.resize(std::max(lwork, 1));
+    CUSOLVER_CHECK(gpu::blas::geqrf(solver, rows, cols, a, lda, tau.data(), work.data(),
+                                    int(work.size()), info));
   }
 
   // The ridge rows of the distributed least-squares systems: on rank 0, rows [n, n + m) of `a`
@@ -1252,6 +1317,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUSOLVER_CHECK(gpu::blas::potrs(cusolver_, p, a, rhs, info_.data() + 1));
   }
 
+  bool lookahead_;  // BackendOptions::vp_lookahead
   T penalty_, min_width_;
   int laplacian_dims_;  // of evaluate
   std::shared_ptr<Communicator> comm_;
@@ -1305,6 +1371,17 @@ class CudaRbfBackend final : public RbfBackend<T> {
   DeviceBuffer<T> jac_, r_scaled_, jtj_, jtr_, lm_a_, delta_;
   DeviceBuffer<T> qr_features_, qr_a_, qr_y_, qr_tau_, qr_norms_;  // solve_weights_qr
   DeviceBuffer<T> vp_c_, vp_diag_;  // vp_prepare: Qᵀ[J_ca | R], Marquardt's scaling
+  // The look-ahead factorisation: its stream, handle and events, the features and their QR
+  // (a, tau as qr_a_, qr_tau_), valid while θ's centres and widths and the batch are the ones
+  // factored.
+  struct Lookahead {
+    cudaStream_t stream = nullptr;
+    cusolverDnHandle_t solver = nullptr;
+    cudaEvent_t fork = nullptr, join = nullptr;
+    DeviceBuffer<T> features, a, tau, norms, y, work;
+    DeviceBuffer<int> info;
+    bool valid = false;
+  } ahead_;
   DeviceBuffer<T> eval_x_, eval_u_, eval_lap_, eval_grad_;
 };
 

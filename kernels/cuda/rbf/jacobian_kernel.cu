@@ -6,6 +6,9 @@
 //   napkin math per call: n·m Gaussians with derivatives (≈ 50 FLOPs + exp) and n·m(d+2)·sizeof(T)
 //   bytes written: at m = 1024, n = 18432, d = 2, double: 0.6 GB, ≈ 0.2 ms at 3 TB/s (write-bound).
 // General rows (G = true): the row's value and derivatives from general_rows.cuh.
+// Without r_scaled only the m weight columns (the scaled features, which read neither the weights
+// nor the residuals) are written, by the same instructions as in a whole Jacobian: the look-ahead
+// factorisation of variable projection (cuda_backend.cu) relies on their bits being the same.
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/rbf/general_rows.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
@@ -36,9 +39,10 @@ __global__ void __launch_bounds__(kJacobianThreads)
     const RowCoefficients<T, D> coef = load_row_coefficients<T, D>(general, row, n_int);
     const RowTerms<D, T> t =
         row_terms<T, D>(coef, laplacian_dims<D>(general), diff, r2, theta[m * (D + 1) + k]);
-    const T w = theta[k];
     const std::size_t ld = std::size_t(rows);
     jac[std::size_t(k) * ld + row] = scale * t.value;
+    if (!r_scaled) return;
+    const T w = theta[k];
     for (int j = 0; j < D; ++j)
       jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * t.dc[j];
     jac[(std::size_t(m) * (D + 1) + k) * ld + row] = scale * w * t.da;
@@ -47,9 +51,10 @@ __global__ void __launch_bounds__(kJacobianThreads)
     const T val = interior ? t.lap : t.phi;
     const T dc = interior ? t.lap_dc : t.phi_dc;
     const T da = interior ? t.lap_da : t.phi_da;
-    const T w = theta[k];
     const std::size_t ld = std::size_t(rows);
     jac[std::size_t(k) * ld + row] = scale * val;
+    if (!r_scaled) return;
+    const T w = theta[k];
     for (int j = 0; j < D; ++j)
       jac[(std::size_t(m) + std::size_t(k) * D + j) * ld + row] = scale * w * dc * diff[j];
     jac[(std::size_t(m) * (D + 1) + k) * ld + row] = scale * w * da;

@@ -138,6 +138,8 @@ void launch_cg_grid(Stream stream, const T* a, const T* s, T* w, T* ad_buffers, 
                     int max_iterations, double tol, CgState* state, unsigned* barrier);
 
 // jacobian_kernel.cu ---------------------------------------------------------------------------
+// J (n × m(d+2), column-major) and R = scale·res; with r_scaled null only J's m weight columns
+// (res and the weights are not read).
 template <class T, int D>
 void launch_jacobian(Stream stream, PointsView pts, const T* x, const T* res, const T* theta, int m,
                      T scale_interior, T scale_boundary, T* jacobian, T* r_scaled,
