@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Dense>
@@ -41,10 +42,54 @@ template <class T>
 using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <class T>
 using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+// Column-major, for Householder QR and its Qᵀ: a reflector works on contiguous columns.
+template <class T>
+using ColMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 
 // Below this many point-neuron pairs a loop runs on one thread: thread start-up and barriers
 // would cost more than the work (the seed problem's 224 × 64 runs faster serially).
 constexpr long kParallelWork = 200000;
+
+// apply_qt and lower_gram split their products into blocks of this many columns, one block a
+// task. A block's arithmetic does not depend on the number of threads, so neither do the results.
+constexpr Eigen::Index kColumnBlock = 128;
+
+// X ← QᵀX for the Householder factorisation qr (Q of qr.rows() rows), X's column blocks in
+// parallel.
+template <class QR, class M>
+void apply_qt(const QR& qr, M& X) {
+  const Eigen::Index blocks = (X.cols() + kColumnBlock - 1) / kColumnBlock;
+#pragma omp parallel for schedule(dynamic, 1) if(X.rows() * X.cols() > kParallelWork)
+  for (Eigen::Index b = 0; b < blocks; ++b) {
+    const Eigen::Index c0 = b * kColumnBlock;
+    auto block = X.middleCols(c0, std::min(kColumnBlock, X.cols() - c0));
+    block.applyOnTheLeft(qr.householderQ().adjoint());
+  }
+}
+
+// G = the lower triangle of BᵀB (p × p for p = B.cols(); zero above the diagonal), by blocks of
+// B's columns in parallel: a rank update for each diagonal block, a product for each block below.
+template <class MB, class MG>
+void lower_gram(const MB& B, MG& G) {
+  const Eigen::Index p = B.cols(), q = (p + kColumnBlock - 1) / kColumnBlock;
+  G.setZero(p, p);
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> blocks;  // (row, column) block; the
+  for (Eigen::Index i = 0; i < q; ++i)                         // full ones first
+    for (Eigen::Index j = 0; j < i; ++j) blocks.emplace_back(i, j);
+  for (Eigen::Index i = 0; i < q; ++i) blocks.emplace_back(i, i);
+  const long tasks = long(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if(B.rows() * p > kParallelWork)
+  for (long t = 0; t < tasks; ++t) {
+    const auto [i, j] = blocks[std::size_t(t)];
+    const Eigen::Index r0 = i * kColumnBlock, c0 = j * kColumnBlock;
+    const Eigen::Index rn = std::min(kColumnBlock, p - r0), cn = std::min(kColumnBlock, p - c0);
+    if (i == j)
+      G.block(r0, r0, rn, rn).template selfadjointView<Eigen::Lower>().rankUpdate(
+          B.middleCols(r0, rn).transpose());
+    else
+      G.block(r0, c0, rn, cn).noalias() = B.middleCols(r0, rn).transpose() * B.middleCols(c0, cn);
+  }
+}
 
 template <class T>
 double sum_squares(const Vector<T>& v) {
@@ -282,7 +327,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const Eigen::Index cols = Eigen::Index(m) * (D + 1);
     // C = [J_ca | R] over the ridge rows (zero there): the Jacobian of the scaled residuals with
     // respect to centres and widths at fixed weights, and the residuals themselves.
-    Matrix<T> C = Matrix<T>::Zero(n + m, cols + 1);
+    ColMatrix<T>& C = vp_c_;
+    C.setZero(n + m, cols + 1);
     const auto [si, sb] = row_scales();
 #pragma omp parallel for schedule(static) if(n * m > kParallelWork)
     for (Eigen::Index row = 0; row < n; ++row) {
@@ -314,10 +360,9 @@ class CpuRbfBackend final : public RbfBackend<T> {
     // Marquardt's scaling uses the unprojected columns: a direction whose Jacobian column lies
     // almost in range(F) is damped by its full size, not by its tiny projected one.
     damping_diag_ = C.leftCols(cols).colwise().squaredNorm().transpose();
-    C.applyOnTheLeft(factored_features().householderQ().adjoint());
+    apply_qt(factored_features(), C);
     const auto B = C.bottomRows(n).leftCols(cols);
-    JtJ_ = Matrix<T>::Zero(cols, cols);
-    JtJ_.template selfadjointView<Eigen::Lower>().rankUpdate(B.transpose());
+    lower_gram(B, JtJ_);
     JtR_ = B.transpose() * C.bottomRows(n).col(cols);
     theta0_w_ = w_;
     theta0_c_ = c_;
@@ -362,8 +407,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
         jr[m + m * D + k] = scale * w_[k] * da;
       }
     }
-    JtJ_ = Matrix<T>::Zero(cols, cols);
-    JtJ_.template selfadjointView<Eigen::Lower>().rankUpdate(J_.transpose());
+    lower_gram(J_, JtJ_);
     JtR_ = J_.transpose() * R_;
     reduce(JtJ_);
     reduce(JtR_);
@@ -452,14 +496,15 @@ class CpuRbfBackend final : public RbfBackend<T> {
   // δ from (JᵀJ + μ·max(d, floor)) δ = −JᵀR, d = diag JᵀJ or the given scaling.
   Vector<T> lm_step(T mu, const Vector<T>* scaling = nullptr) const {
     const Eigen::Index cols = JtJ_.rows();
-    Matrix<T> A = JtJ_;
+    ColMatrix<T>& A = lm_a_;
+    A = JtJ_;
     const Vector<T> d = scaling ? *scaling : Vector<T>(JtJ_.diagonal());
     // Marquardt's scaling, floored so that a column that vanished (a neuron far from every
     // point) still gets damped.
     const T floor = std::max(d.maxCoeff() * T(1e-12), std::numeric_limits<T>::min());
     for (Eigen::Index i = 0; i < cols; ++i) A(i, i) += mu * std::max(d[i], floor);
-    Eigen::LLT<Matrix<T>, Eigen::Lower> llt(A);
-    if (llt.info() == Eigen::Success) return -llt.solve(JtR_);
+    lm_llt_.compute(A);
+    if (lm_llt_.info() == Eigen::Success) return -lm_llt_.solve(JtR_);
     return -A.template selfadjointView<Eigen::Lower>().ldlt().solve(JtR_);
   }
 
@@ -477,7 +522,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   // tiny ridge, so that a rank-deficient F still has a unique, finite least-squares solution and
   // a neuron whose features vanish on the points (one that moved far away) gets a weight near
   // zero instead of a huge one.
-  void scaled_system(Matrix<T>& F, Vector<T>& y) const {
+  void scaled_system(ColMatrix<T>& F, Vector<T>& y) const {
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
     const int m = neurons();
     const auto [si, sb] = row_scales();
@@ -630,12 +675,11 @@ class CpuRbfBackend final : public RbfBackend<T> {
   // The QR factorisation of scaled_system's F (and its y in qr_y_) at the current centres and
   // widths: computed once per (centres, widths, batch), shared by solve_weights_qr and
   // vp_prepare (an accepted step's weight solve is the next iteration's factorisation).
-  const Eigen::HouseholderQR<Matrix<T>>& factored_features() {
+  const Eigen::HouseholderQR<ColMatrix<T>>& factored_features() {
     assemble_features();
     if (!qr_valid_) {
-      Matrix<T> F;
-      scaled_system(F, qr_y_);
-      qr_.compute(F);
+      scaled_system(qr_f_, qr_y_);
+      qr_.compute(qr_f_);
       qr_valid_ = true;
     }
     return qr_;
@@ -842,7 +886,12 @@ class CpuRbfBackend final : public RbfBackend<T> {
   Matrix<T> J_, JtJ_;
   Vector<T> R_, JtR_, theta0_w_, theta0_c_, theta0_a_;
   Vector<T> damping_diag_;  // vp_prepare: Marquardt's scaling of the centres and widths
-  Eigen::HouseholderQR<Matrix<T>> qr_;  // factored_features
+  // lm_step's damped system and its factorisation, kept to reuse their storage.
+  mutable ColMatrix<T> lm_a_;
+  mutable Eigen::LLT<ColMatrix<T>, Eigen::Lower> lm_llt_;
+  ColMatrix<T> vp_c_;  // vp_prepare's Qᵀ[J_ca | R]
+  ColMatrix<T> qr_f_;  // factored_features: F
+  Eigen::HouseholderQR<ColMatrix<T>> qr_;
   Vector<T> qr_y_;
   bool qr_valid_ = false;
   std::shared_ptr<Communicator> comm_;
