@@ -5,7 +5,8 @@ ratio (estimate / true error), median training time, and the median time at whic
 relative L2 error first reached each of --levels (default 1e-4, 1e-5, 1e-6, 1e-7; from
 history.csv, reports every --report-every iterations; training time including those reports;
 '-' when fewer than half the seeds reached it, with the count in parentheses). Each seed's line
-on stderr gives its error, estimate, exit code, time, cycles, stop reason and best cycle.
+on stderr gives its error, estimate, exit code, time, cycles, stop reason, best cycle and the
+times at which it reached each level.
 
   python3 bench/seed_sweep.py --binary build/rbfpde --backend cpu --seeds 1-20 \
       configs/poisson2d.yaml configs/lshape.yaml
@@ -130,10 +131,13 @@ def main():
             secs.append(summary["seconds"]["training"])
             for l in levels:
                 reach[l].append(first_reach(history, l))
+            reached = ", ".join(f"{l:g} at {reach[l][-1]:.3g} s" for l in levels
+                                if reach[l][-1] is not None)
             print(f"{os.path.basename(cfg)} seed {seed}: L2 {err:.3e} estimate {est} "
                   f"exit {rc} {summary['seconds']['training']:.3f} s, "
                   f"{summary['counts']['cycles']} cycles ({summary['stop_reason']}), best at "
-                  f"{summary.get('best_cycle')}", file=sys.stderr, flush=True)
+                  f"{summary.get('best_cycle')}; reached {reached or 'none'}",
+                  file=sys.stderr, flush=True)
         pool.shutdown()
         if not errs:
             continue

@@ -1,7 +1,8 @@
 // Variable projection on the CPU reference backend: the projected gradient against finite
 // differences of the projected functional I(w*(c, a), c, a), the QR least-squares weights against
-// the normal equations, and the projected step's descent.
+// the normal equations, the projected step's descent, and the same bits on any thread count.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <vector>
@@ -112,6 +113,37 @@ TEST_P(VarproTest, ProjectedStepDecreasesTheLossAndKeepsWidthsAboveTheFloor) {
   const double loss = be->residuals().loss;
   be->solve_weights_qr();
   EXPECT_NEAR(be->residuals().loss, loss, 1e-12 * loss);
+}
+
+// The QR factorisation, Qᵀ[J_ca | R] and JᵀJ run over fixed column blocks, one block a task: a
+// system large enough to take that path gives the same bits on 1, 2 and 3 threads.
+TEST(Varpro, ThreadCountDoesNotChangeTheNumbers) {
+  const CollocationBatch batch = random_batch(2, 1500, 300, 41);
+  const RbfParameters<double> start = random_parameters<double>(2, 150, 43);
+  std::vector<double> losses;
+  std::vector<std::vector<double>> jtjs, jtrs, widths;
+  const int max_threads = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    auto be = backend_for(2);
+    be->set_batch(batch);
+    be->set_parameters(start);
+    be->solve_weights_qr();
+    losses.push_back(be->vp_prepare().loss);
+    jtjs.emplace_back();
+    jtrs.emplace_back();
+    be->lm_system(jtjs.back(), jtrs.back());
+    losses.push_back(be->vp_try(1e-2).loss);
+    widths.push_back(be->parameters().widths);
+  }
+  omp_set_num_threads(max_threads);
+  for (std::size_t i = 1; i < jtjs.size(); ++i) {
+    EXPECT_EQ(losses[2 * i], losses[0]);
+    EXPECT_EQ(losses[2 * i + 1], losses[1]);
+    EXPECT_EQ(jtjs[i], jtjs[0]);
+    EXPECT_EQ(jtrs[i], jtrs[0]);
+    EXPECT_EQ(widths[i], widths[0]);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, VarproTest,
