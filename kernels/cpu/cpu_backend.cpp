@@ -42,7 +42,8 @@ template <class T>
 using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <class T>
 using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
-// Column-major, for Householder QR and its Qᵀ: a reflector works on contiguous columns.
+// Column-major, for the factorisations (Householder QR and its Qᵀ, LM's Cholesky), which work on
+// contiguous columns.
 template <class T>
 using ColMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 
@@ -494,7 +495,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   int neurons() const { return int(w_.size()); }
 
   // δ from (JᵀJ + μ·max(d, floor)) δ = −JᵀR, d = diag JᵀJ or the given scaling.
-  Vector<T> lm_step(T mu, const Vector<T>* scaling = nullptr) const {
+  Vector<T> lm_step(T mu, const Vector<T>* scaling = nullptr) {
     const Eigen::Index cols = JtJ_.rows();
     ColMatrix<T>& A = lm_a_;
     A = JtJ_;
@@ -887,8 +888,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
   Vector<T> R_, JtR_, theta0_w_, theta0_c_, theta0_a_;
   Vector<T> damping_diag_;  // vp_prepare: Marquardt's scaling of the centres and widths
   // lm_step's damped system and its factorisation, kept to reuse their storage.
-  mutable ColMatrix<T> lm_a_;
-  mutable Eigen::LLT<ColMatrix<T>, Eigen::Lower> lm_llt_;
+  ColMatrix<T> lm_a_;
+  Eigen::LLT<ColMatrix<T>, Eigen::Lower> lm_llt_;
   ColMatrix<T> vp_c_;  // vp_prepare's Qᵀ[J_ca | R]
   ColMatrix<T> qr_f_;  // factored_features: F
   Eigen::HouseholderQR<ColMatrix<T>> qr_;
