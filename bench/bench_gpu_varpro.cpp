@@ -1,9 +1,11 @@
 // Where the time of a variable-projection iteration goes on the CUDA backend, at the default sizes
 // of shipped configs: the backend's calls (vp_prepare, vp_try, solve_weights_qr, residuals) and
 // the cuSOLVER/cuBLAS calls they are made of, timed alone at the same sizes, then the trainer's
-// Marquardt loop (ms an iteration, trial steps an iteration), without and with the look-ahead
-// factorisation (BackendOptions::vp_lookahead), alternately, kLoopRounds rounds: the same
-// trajectory to the bit (checked: the final parameters). Wall-clock times of calls that end in a
+// Marquardt loop (ms an iteration, trial steps an iteration) in three variants, alternately,
+// kLoopRounds rounds: QR trials without and with the look-ahead factorisation
+// (BackendOptions::vp_lookahead), which follow the same trajectory to the bit (checked: the final
+// parameters), and preconditioned trials (BackendOptions::vp_preconditioned_trials) with the
+// look-ahead for the trials that fall back to QR. Wall-clock times of calls that end in a
 // synchronisation (the library calls are followed by one), median of kRuns after kWarmup.
 // Usage: bench_gpu_varpro [config.yaml ...]   (run from the repository root; default: the
 // seed problem, the peak and the cube)
@@ -192,13 +194,17 @@ bool time_config(const std::string& path) {
   const Config config = load_config(path);
   const Problem problem = Problem::build(config.problem);
   const TrainingConfig& tc = config.training;
-  std::unique_ptr<RbfBackend<double>> backends[2];  // without, with the look-ahead
-  for (int i = 0; i < 2; ++i) {
+  constexpr int kVariants = 3;
+  const char* names[kVariants] = {"QR trials without look-ahead", "QR trials with look-ahead",
+                                  "preconditioned trials"};
+  std::unique_ptr<RbfBackend<double>> backends[kVariants];
+  for (int i = 0; i < kVariants; ++i) {
     BackendOptions options;
     options.dim = problem.dim();
     options.penalty = tc.penalty;
     options.min_width = minimum_width(problem.domain(), tc);
-    options.vp_lookahead = i == 1;
+    options.vp_lookahead = i >= 1;
+    options.vp_preconditioned_trials = i == 2;
     backends[i] = make_cuda_backend<double>(options);
   }
   Rng rng(tc.seed), init_rng(tc.seed);
@@ -219,27 +225,34 @@ bool time_config(const std::string& path) {
     be.vp_try(1e-3);
     be.lm_reject();
   });
+  RbfBackend<double>& pre = *backends[2];
+  pre.set_parameters(init.params);
+  pre.solve_weights_qr();
+  const double t_pre_cycle = median_ms([&] {
+    pre.vp_prepare();
+    pre.vp_try(1e-3);
+    pre.lm_reject();
+  });
   std::printf("| %s: d %d, m %d, n %d | residuals %.3f | solve_weights_qr %.3f | vp_prepare %.3f "
-              "| vp_try+reject %.3f |\n",
-              path.c_str(), d, m, n, t_res, t_qr, t_prep, t_cycle - t_prep);
-  std::vector<double> ms[2];
-  LoopRun last[2];
+              "| vp_try+reject %.3f | preconditioned vp_try+reject %.3f |\n",
+              path.c_str(), d, m, n, t_res, t_qr, t_prep, t_cycle - t_prep, t_pre_cycle - t_prep);
+  std::vector<double> ms[kVariants];
+  LoopRun last[kVariants];
   for (int round = 0; round < kLoopRounds; ++round)
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kVariants; ++i) {
       last[i] = run_loop(*backends[i], init.params, tc.lm_damping, 200);
       ms[i].push_back(last[i].ms_per_iteration);
     }
   const bool same = last[0].params.weights == last[1].params.weights &&
                     last[0].params.centres == last[1].params.centres &&
                     last[0].params.widths == last[1].params.widths;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kVariants; ++i) {
     std::sort(ms[i].begin(), ms[i].end());
-    std::printf("| %s: loop %s look-ahead | %.3f ms/it (median of %d) | %.2f tries/it | loss "
-                "%.3e |\n",
-                path.c_str(), i ? "with" : "without", ms[i][kLoopRounds / 2], kLoopRounds,
+    std::printf("| %s: loop, %s | %.3f ms/it (median of %d) | %.2f tries/it | loss %.3e |\n",
+                path.c_str(), names[i], ms[i][kLoopRounds / 2], kLoopRounds,
                 last[i].tries_per_iteration, last[i].loss.loss);
   }
-  std::printf("| %s: the two loops' parameters %s |\n", path.c_str(),
+  std::printf("| %s: the QR loops' parameters %s |\n", path.c_str(),
               same ? "are the same to the bit" : "DIFFER");
   std::fflush(stdout);
   time_library(n, m, m * (d + 1));

@@ -8,6 +8,7 @@
 // Parameters θ = (w, c, a) are flattened in that order: w[m], c[m·d] (row-major), a[m].
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -49,6 +50,11 @@ struct BackendOptions {
   // features of the trial's centres and widths for the next vp_prepare on a second stream
   // (cuda_backend.cu, "look-ahead"). The same bits either way; off only to measure it.
   bool vp_lookahead = true;
+  // Variable projection in double on one process: a trial step solves its weights first by the
+  // normal equations of F_t·R⁻¹, with R the factor of the iteration's own features, and falls
+  // back to the QR solve when vp_trial_weights_usable says no (docs/mathematics.md, "Trial
+  // weights"; the config's training.lm.trial_weights). Off: every trial solves by QR.
+  bool vp_preconditioned_trials = false;
 };
 
 template <class T>
@@ -131,13 +137,20 @@ class RbfBackend {
   // of centres and widths alone — B = rows m… of Qᵀ·J_ca (Kaufman's Jacobian P⊥·J_ca in the
   // basis of range(F)'s complement) and z = rows m… of Qᵀ·R — as JᵀJ = BᵀB, JᵀR = Bᵀz; returns
   // I. vp_try(μ) moves centres and widths by (BᵀB + μ·max(diag, floor)) δ = −Bᵀz, then solves
-  // the weights by solve_weights_qr and returns I there; lm_reject() returns to vp_prepare's
-  // state.
+  // the weights (by solve_weights_qr, or preconditioned by vp_prepare's R where
+  // BackendOptions::vp_preconditioned_trials allows) and returns I there; lm_reject() returns to
+  // vp_prepare's state.
   virtual LossParts vp_prepare() = 0;
   virtual LossParts vp_try(T mu) = 0;
   // The system of the last lm_prepare/vp_prepare (JᵀJ, p × p, lower triangle meaningful, and
   // JᵀR), copied to the host: for tests.
   virtual void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const = 0;
+  // How vp_try's trial steps since construction solved their weights: by the preconditioned
+  // normal equations (BackendOptions::vp_preconditioned_trials) or by QR.
+  struct VpTrialCounts {
+    long preconditioned = 0, qr = 0;
+  };
+  virtual VpTrialCounts vp_trial_counts() const = 0;
   // Least-squares weights from a Householder QR factorisation of the scaled features
   // F = [M/√N; √(λ/K)·N] stacked over vp_qr_ridge·max_k|F_k|·I: the residual is accurate to the
   // unit roundoff times cond(F), not its square as with the normal equations. Leaves the
@@ -193,6 +206,19 @@ void RbfBackend<T>::evaluate_gradient(const std::vector<double>& points,
 template <class T>
 constexpr T vp_qr_ridge() {
   return sizeof(T) == sizeof(double) ? T(1e-12) : T(1e-6);
+}
+
+// Whether a trial's weights from the preconditioned normal equations stand for its QR solve: the
+// Cholesky factorisation succeeded, the one step of iterative refinement moved the solution by at
+// most 1e-6 of its norm (`correction`, relative; NaN fails), and the trial's loss is finite and
+// differs from
+// the iteration's (`before`) by more than 1e-4 of it, so that rounding at the loss floor cannot
+// decide between acceptance and rejection.
+inline bool vp_trial_weights_usable(bool factored, double correction, double loss,
+                                    double before) {
+  constexpr double kMaxCorrection = 1e-6, kTie = 1e-4;
+  return factored && correction <= kMaxCorrection && std::isfinite(loss) &&
+         !(loss >= before * (1 - kTie) && loss <= before * (1 + kTie));
 }
 
 template <class T>

@@ -23,6 +23,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -92,6 +93,19 @@ void lower_gram(const MB& B, MG& G) {
   }
 }
 
+// X ← X·R⁻¹ for R upper triangular, X's row blocks in parallel (each block's arithmetic is the
+// same on any number of threads).
+template <class MR, class M>
+void solve_right_upper(const MR& R, M& X) {
+  const Eigen::Index blocks = (X.rows() + 4 * kColumnBlock - 1) / (4 * kColumnBlock);
+#pragma omp parallel for schedule(dynamic, 1) if(X.rows() * X.cols() > kParallelWork)
+  for (Eigen::Index b = 0; b < blocks; ++b) {
+    const Eigen::Index r0 = b * 4 * kColumnBlock;
+    auto block = X.middleRows(r0, std::min(4 * kColumnBlock, X.rows() - r0));
+    R.template triangularView<Eigen::Upper>().template solveInPlace<Eigen::OnTheRight>(block);
+  }
+}
+
 template <class T>
 double sum_squares(const Vector<T>& v) {
   double s = 0;
@@ -106,6 +120,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
       : penalty_(T(options.penalty)),
         min_width_(T(options.min_width)),
         eval_ds_(options.laplacian_dims > 0 ? options.laplacian_dims : D),
+        preconditioned_trials_(options.vp_preconditioned_trials && std::is_same_v<T, double>),
         comm_(options.comm ? options.comm : serial_communicator()),
         dist_(comm_->size() > 1) {
     if (eval_ds_ > D) throw std::invalid_argument("laplacian_dims exceeds the dimension");
@@ -368,6 +383,11 @@ class CpuRbfBackend final : public RbfBackend<T> {
     theta0_w_ = w_;
     theta0_c_ = c_;
     theta0_a_ = a_;
+    if (preconditioned_trials_ && m > 0 && n > 0)
+      vp_r_ = factored_features().matrixQR().topRows(m).template triangularView<Eigen::Upper>();
+    else
+      vp_r_.resize(0, 0);
+    vp_loss_ = parts.loss;
     return parts;
   }
 
@@ -435,9 +455,16 @@ class CpuRbfBackend final : public RbfBackend<T> {
     clamp_widths();
     invalidate_features();
     if (!delta.allFinite()) return infinite_loss();
-    solve_weights_qr();
+    if (preconditioned_weights()) {
+      ++trial_counts_.preconditioned;
+    } else {
+      ++trial_counts_.qr;
+      solve_weights_qr();
+    }
     return loss_parts();
   }
+
+  typename RbfBackend<T>::VpTrialCounts vp_trial_counts() const override { return trial_counts_; }
 
   void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const override {
     const Eigen::Index p = JtJ_.rows();
@@ -667,6 +694,39 @@ class CpuRbfBackend final : public RbfBackend<T> {
     return parts;
   }
 
+  // The trial's weights from the normal equations of A = F·R⁻¹ (F the scaled system over its
+  // ridge rows at the trial's centres and widths, R vp_prepare's factor), which are well
+  // conditioned while F stays close to the features R factors: G = AᵀA = LLᵀ, z = G⁻¹Aᵀy, one
+  // step of iterative refinement z += G⁻¹Aᵀ(y − Az), w = R⁻¹z. Keeps w and returns true when
+  // vp_trial_weights_usable accepts the result; otherwise restores the weights and returns false.
+  bool preconditioned_weights() {
+    if (vp_r_.size() == 0 || dist_) return false;
+    assemble_features();
+    qr_valid_ = false;
+    scaled_system(qr_f_, qr_y_);  // A in place of F; factored_features() rebuilds F if needed
+    solve_right_upper(vp_r_, qr_f_);
+    const ColMatrix<T>& A = qr_f_;
+    lower_gram(A, vp_gram_);
+    const Eigen::LLT<ColMatrix<T>, Eigen::Lower> llt(vp_gram_);
+    const bool factored = llt.info() == Eigen::Success;
+    Vector<T> z = Vector<T>::Zero(A.cols());
+    double correction = std::numeric_limits<double>::quiet_NaN();
+    if (factored) {
+      z = llt.solve(A.transpose() * qr_y_);
+      const Vector<T> dz = llt.solve(A.transpose() * (qr_y_ - A * z));
+      z += dz;
+      correction = std::sqrt(sum_squares(dz) / sum_squares(z));
+    }
+    const Vector<T> w_before = w_;
+    if (factored) {
+      w_ = vp_r_.template triangularView<Eigen::Upper>().solve(z);
+      residuals_from_features();
+    }
+    if (vp_trial_weights_usable(factored, correction, loss_parts().loss, vp_loss_)) return true;
+    w_ = w_before;
+    return false;
+  }
+
   // The row scales of R = [e/√N; √(λ/K)·b].
   std::pair<T, T> row_scales() const {
     return {T(1) / std::sqrt(T(std::max<Eigen::Index>(n_int_, 1))),
@@ -891,6 +951,12 @@ class CpuRbfBackend final : public RbfBackend<T> {
   ColMatrix<T> lm_a_;
   Eigen::LLT<ColMatrix<T>, Eigen::Lower> lm_llt_;
   ColMatrix<T> vp_c_;  // vp_prepare's Qᵀ[J_ca | R]
+  // vp_prepare's R (m × m, upper) and loss for the preconditioned trials (empty: off), and the
+  // trials' Gram matrix.
+  const bool preconditioned_trials_;
+  ColMatrix<T> vp_r_, vp_gram_;
+  double vp_loss_ = 0;
+  typename RbfBackend<T>::VpTrialCounts trial_counts_;
   ColMatrix<T> qr_f_;  // factored_features: F
   Eigen::HouseholderQR<ColMatrix<T>> qr_;
   Vector<T> qr_y_;

@@ -39,6 +39,10 @@ struct TrainingConfig {
   int cg_iterations = 50;
   double cg_tolerance = 1e-14;
   double lm_damping = 1e-2;     // initial μ
+  // varpro: how a trial step solves its weights, "preconditioned" (QR where that is not usable),
+  // "qr", or "auto": preconditioned on the CUDA backend, QR on the CPU
+  // (BackendOptions::vp_preconditioned_trials)
+  std::string trial_weights = "auto";
   int restarts = 0;             // varpro: neuron relocations allowed at stalls (default below)
   double adam_learning_rate = 1e-3;
   double adam_decay = 1.0;      // learning rate multiplier per 1000 steps

@@ -419,9 +419,12 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
     }
   }
   if (const Field lm = field.child("lm"); lm.present()) {
-    lm.check_map({"damping"});
+    lm.check_map({"damping", "trial_weights"});
     if (const Field f = lm.child("damping"); f.present()) {
       training.lm_damping = read_double(f, positive, "a positive number");
+    }
+    if (const Field f = lm.child("trial_weights"); f.present()) {
+      training.trial_weights = read_choice(f, {"auto", "preconditioned", "qr"});
     }
   }
   if (const Field adam = field.child("adam"); adam.present()) {

@@ -70,6 +70,11 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   bopt.penalty = config.training.penalty;
   bopt.min_width = minimum_width(problem.domain(), config.training);
   bopt.laplacian_dims = problem.space_dim();
+  // A QR factorisation is latency-bound on a GPU and the preconditioned solve's BLAS-3 calls are
+  // not; on the CPU the two cost about the same, and QR needs no fallback.
+  const std::string& trial_weights = config.training.trial_weights;
+  bopt.vp_preconditioned_trials =
+      trial_weights == "preconditioned" || (trial_weights == "auto" && backend_name == "cuda");
   std::unique_ptr<RbfBackend<T>> backend = make_backend<T>(backend_name, bopt);
   result.device = backend->device_name();
   result.ranks = comm->size();

@@ -1,7 +1,8 @@
-// Random batches and network parameters for backend tests: the same inputs for the CPU tests
-// and for the GPU parity tests that compare against them.
+// Random batches and network parameters for backend tests, and a smooth problem with a lattice
+// start: the same inputs for the CPU tests and for the GPU parity tests that compare against them.
 #pragma once
 
+#include <cmath>
 #include <random>
 
 #include "kernels/backend.hpp"
@@ -33,6 +34,47 @@ RbfParameters<T> random_parameters(int dim, int m, unsigned seed) {
   for (int k = 0; k < m * dim; ++k) p.centres.push_back(T(1.2 * u(rng) - 0.1));
   for (int k = 0; k < m; ++k) p.widths.push_back(T(0.25 + 0.3 * u(rng)));
   return p;
+}
+
+// Δu = f on the unit box with u = Π sin(πxᵢ) (zero on the boundary): `n_int` interior and
+// `n_bnd` boundary points drawn uniformly, and a lattice of k^dim neurons at the cell centres,
+// widths 1.5 cells, weights zero — the kind of start the solver makes.
+struct SmoothCase {
+  CollocationBatch batch;
+  RbfParameters<double> start;
+};
+inline SmoothCase smooth_case(int dim, int n_int, int n_bnd, int k, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  SmoothCase c;
+  c.batch.dim = dim;
+  for (int i = 0; i < n_int; ++i) {
+    double prod = 1;
+    for (int j = 0; j < dim; ++j) {
+      const double x = u(rng);
+      c.batch.interior.push_back(x);
+      prod *= std::sin(M_PI * x);
+    }
+    c.batch.f.push_back(-dim * M_PI * M_PI * prod);
+  }
+  for (int i = 0; i < n_bnd; ++i) {
+    const int face = int(u(rng) * 2 * dim) % (2 * dim);
+    for (int j = 0; j < dim; ++j) {
+      c.batch.boundary.push_back(j == face / 2 ? double(face % 2) : u(rng));
+      c.batch.normals.push_back(j == face / 2 ? (face % 2 ? 1.0 : -1.0) : 0.0);
+    }
+    c.batch.p.push_back(0.0);
+  }
+  c.start.dim = dim;
+  int cells = 1;
+  for (int j = 0; j < dim; ++j) cells *= k;
+  for (int cell = 0; cell < cells; ++cell) {
+    int rest = cell;
+    for (int j = 0; j < dim; ++j, rest /= k) c.start.centres.push_back((rest % k + 0.5) / k);
+    c.start.weights.push_back(0.0);
+    c.start.widths.push_back(1.5 / k);
+  }
+  return c;
 }
 
 }  // namespace rbfpde::test_inputs

@@ -6,7 +6,9 @@
 // are backward stable, agree to 5e-8 (measured 1.1e-8 at m = 129 in 2D, where 129 Gaussians on
 // 254 points are nearly rank-deficient), the projected system to 1e-5 (measured ≤ 1.6e-6).
 // The look-ahead factorisation (BackendOptions::vp_lookahead) against none, on the GPU alone:
-// Marquardt's loop with both gives the same bits.
+// Marquardt's loop with both gives the same bits. The preconditioned trial weights
+// (BackendOptions::vp_preconditioned_trials) against the GPU's QR trials and the CPU's
+// preconditioned ones.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -158,6 +160,90 @@ TEST(CudaVarproLookahead, SameBitsAsWithoutOnGeneralRows) {
     expect_lookahead_bits(c.dim, c.m,
                           general_batch(c.dim, c.space_dim, kInterior, kBoundary, unsigned(c.m)));
   }
+}
+
+std::unique_ptr<RbfBackend<double>> smooth_backend(bool gpu, int dim, bool preconditioned,
+                                                   const test_inputs::SmoothCase& c) {
+  BackendOptions options;
+  options.dim = dim;
+  options.penalty = 10.0;
+  options.min_width = 1e-3;
+  options.vp_preconditioned_trials = preconditioned;
+  auto be = gpu ? make_cuda_backend<double>(options) : make_cpu_backend<double>(options);
+  be->set_batch(c.batch);
+  be->set_parameters(c.start);
+  be->solve_weights_qr();
+  return be;
+}
+
+// The trial steps of the CPU test Varpro.PreconditionedTrialWeightsMatchQr on the GPU: a trial
+// that uses the preconditioned weights has the GPU's QR loss to 1e-9 and the CPU's preconditioned
+// loss to kLossTolerance; one that falls back is the GPU's QR trial to the bit; the GPU uses them
+// on the same trials as the CPU (none of these is near the rule's thresholds).
+TEST(CudaVarproPreconditioned, MatchesQrAndTheCpu) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  for (int dim : kDims) {
+    SCOPED_TRACE(testing::Message() << "dim " << dim);
+    const test_inputs::SmoothCase c = test_inputs::smooth_case(dim, 700, 200, dim == 2 ? 6 : 3, 51);
+    auto gpu_qr = smooth_backend(true, dim, false, c), gpu_pre = smooth_backend(true, dim, true, c),
+         cpu_pre = smooth_backend(false, dim, true, c);
+    for (double mu : {1e-2, 1.0, 1e2, 1e3, 1e14}) {
+      SCOPED_TRACE(testing::Message() << "mu " << mu);
+      const long gpu_used = gpu_pre->vp_trial_counts().preconditioned;
+      const long cpu_used = cpu_pre->vp_trial_counts().preconditioned;
+      const double before = gpu_pre->vp_prepare().loss;
+      EXPECT_EQ(gpu_qr->vp_prepare().loss, before);
+      EXPECT_LE(relative_difference(cpu_pre->vp_prepare().loss, before), kLossTolerance);
+      const double l_qr = gpu_qr->vp_try(mu).loss, l_pre = gpu_pre->vp_try(mu).loss;
+      const double l_cpu = cpu_pre->vp_try(mu).loss;
+      const bool used = gpu_pre->vp_trial_counts().preconditioned > gpu_used;
+      EXPECT_EQ(used, cpu_pre->vp_trial_counts().preconditioned > cpu_used);
+      if (used)
+        EXPECT_LE(relative_difference(l_pre, l_qr), 1e-9);
+      else
+        EXPECT_EQ(l_pre, l_qr);
+      EXPECT_LE(relative_difference(l_pre, l_cpu), kLossTolerance);
+      for (auto* be : {gpu_qr.get(), gpu_pre.get(), cpu_pre.get()}) be->lm_reject();
+    }
+    const auto counts = gpu_pre->vp_trial_counts();
+    EXPECT_GE(counts.preconditioned, 2);
+    EXPECT_GE(counts.qr, 1);
+    EXPECT_EQ(gpu_qr->vp_trial_counts().preconditioned, 0);
+  }
+}
+
+// The CPU test Varpro.PreconditionedTrialLoopDescendsLikeQr on the GPU: Marquardt's loop, 40
+// iterations, preconditioned trials against QR trials.
+TEST(CudaVarproPreconditioned, LoopDescendsLikeQr) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  const test_inputs::SmoothCase c = test_inputs::smooth_case(2, 500, 120, 5, 61);
+  double final_loss[2] = {0, 0}, initial_loss = 0;
+  for (int variant = 0; variant < 2; ++variant) {
+    auto be = smooth_backend(true, 2, variant == 1, c);
+    double mu = 1e-2, loss = be->residuals().loss;
+    initial_loss = loss;
+    for (int it = 0; it < 40; ++it) {
+      const double before = be->vp_prepare().loss;
+      for (int attempt = 0; attempt < 12; ++attempt) {
+        const double after = be->vp_try(mu).loss;
+        if (after < before) {
+          mu = std::max(mu * 0.1, 1e-15);
+          loss = after;
+          break;
+        }
+        be->lm_reject();
+        mu = std::min(mu * 10, 1e12);
+      }
+    }
+    final_loss[variant] = loss;
+    if (variant == 1) {
+      const auto counts = be->vp_trial_counts();
+      EXPECT_GT(counts.preconditioned, counts.qr) << counts.preconditioned << " / " << counts.qr;
+    }
+  }
+  EXPECT_LE(std::abs(final_loss[1] - final_loss[0]), 1e-2 * final_loss[0])
+      << "preconditioned " << final_loss[1] << ", QR " << final_loss[0];
+  EXPECT_LT(final_loss[1], 0.05 * initial_loss);
 }
 
 }  // namespace

@@ -109,4 +109,33 @@ inline cublasStatus_t trsv_upper(cublasHandle_t h, int n, const float* a, int ld
   return cublasStrsv(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, a, lda, x, 1);
 }
 
+// A (rows × n, ld lda) = A·R⁻¹ with R the upper triangle of r (n × n, ld ldr).
+inline cublasStatus_t trsm_right_upper(cublasHandle_t h, int rows, int n, const double* r,
+                                       int ldr, double* a, int lda) {
+  const double one = 1;
+  return cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                     CUBLAS_DIAG_NON_UNIT, rows, n, &one, r, ldr, a, lda);
+}
+inline cublasStatus_t trsm_right_upper(cublasHandle_t h, int rows, int n, const float* r, int ldr,
+                                       float* a, int lda) {
+  const float one = 1;
+  return cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                     CUBLAS_DIAG_NON_UNIT, rows, n, &one, r, ldr, a, lda);
+}
+// y += alpha·x (alpha in the handle's pointer mode).
+inline cublasStatus_t axpy(cublasHandle_t h, int n, const double* alpha, const double* x,
+                           double* y) {
+  return cublasDaxpy(h, n, alpha, x, 1, y, 1);
+}
+inline cublasStatus_t axpy(cublasHandle_t h, int n, const float* alpha, const float* x, float* y) {
+  return cublasSaxpy(h, n, alpha, x, 1, y, 1);
+}
+// result = |x|₂ (result in the handle's pointer mode).
+inline cublasStatus_t nrm2(cublasHandle_t h, int n, const double* x, double* result) {
+  return cublasDnrm2(h, n, x, 1, result);
+}
+inline cublasStatus_t nrm2(cublasHandle_t h, int n, const float* x, float* result) {
+  return cublasSnrm2(h, n, x, 1, result);
+}
+
 }  // namespace rbfpde::gpu::blas

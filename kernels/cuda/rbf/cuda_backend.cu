@@ -114,6 +114,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
  public:
   explicit CudaRbfBackend(const BackendOptions& options)
       : lookahead_(options.vp_lookahead),
+        preconditioned_(options.vp_preconditioned_trials && std::is_same_v<T, double>),
         penalty_(T(options.penalty)),
         min_width_(T(options.min_width)),
         laplacian_dims_(
@@ -409,9 +410,18 @@ class CudaRbfBackend final : public RbfBackend<T> {
       // Marquardt's scaling from the unprojected columns (as the CPU backend).
       gpu::launch_column_norms<T>(stream_, vp_c_.data(), n, pc, rows, true, vp_diag_.data());
       apply_reflectors_t(qr_a_.data(), rows, m_, vp_c_.data(), pc + 1);
+      // R for the preconditioned trials (its lower part holds reflectors, which they ignore).
+      vp_r_valid_ = preconditioned_;
+      if (vp_r_valid_) {
+        vp_r_.resize(std::size_t(m_) * m_);
+        copy_block(vp_r_.data(), m_, qr_a_.data(), rows, m_, m_);
+      }
       const T* b = vp_c_.data() + m_;
-      return finish_vp_prepare(n, b, rows, b + std::size_t(rows) * pc);
+      const LossParts parts = finish_vp_prepare(n, b, rows, b + std::size_t(rows) * pc);
+      vp_loss_ = parts.loss;
+      return parts;
     }
+    vp_r_valid_ = false;
     return finish_vp_prepare(0, nullptr, 0, nullptr);
   }
 
@@ -446,6 +456,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
     // The step on centres and widths (without residuals) is one graph; the weight solve that
     // follows has its own calls, beside the look-ahead factorisation on its own stream.
     if (!try_step(-3.0, pc, mu, m_, vp_diag_.data())) return rejected_step();
+    LossParts parts;
+    if (vp_r_valid_ && !dist_ && preconditioned_weights(parts)) {
+      ++trial_counts_.preconditioned;
+      return parts;
+    }
+    ++trial_counts_.qr;
     const bool ahead = lookahead_ && !dist_ && pts_.rows() > 0;
     if (ahead) enqueue_lookahead();
     solve_weights_qr();
@@ -455,6 +471,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
     }
     return residuals();
   }
+
+  typename RbfBackend<T>::VpTrialCounts vp_trial_counts() const override { return trial_counts_; }
 
   void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const override {
     // Column-major with the lower triangle from SYRK: the upper one is cleared to match the CPU.
@@ -1111,6 +1129,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
   void factor_features_on(cudaStream_t stream, cusolverDnHandle_t solver, const T* features,
                           DeviceBuffer<T>& a, DeviceBuffer<T>& tau, DeviceBuffer<T>& norms,
                           DeviceBuffer<T>& y, DeviceBuffer<T>& work, int* info) {
+    over_ridge_rows(stream, features, a, norms, y);
+    geqrf_on(solver, a.data(), pts_.rows() + m_, pts_.rows() + m_, m_, tau, work, info);
+  }
+  // a (n + m rows × m) = the features (n × m) over the ridge rows, y's ridge rows zero.
+  void over_ridge_rows(cudaStream_t stream, const T* features, DeviceBuffer<T>& a,
+                       DeviceBuffer<T>& norms, DeviceBuffer<T>& y) {
     const int n = pts_.rows(), rows = n + m_;
     a.resize(std::size_t(rows) * m_);
     norms.resize(m_);
@@ -1119,7 +1143,66 @@ class CudaRbfBackend final : public RbfBackend<T> {
     gpu::launch_column_norms<T>(stream, a.data(), n, m_, rows, false, norms.data());
     gpu::launch_qr_ridge_rows<T>(stream, a.data(), y.data(), n, m_, norms.data(),
                                  vp_qr_ridge<T>());
-    geqrf_on(solver, a.data(), rows, rows, m_, tau, work, info);
+  }
+
+  // The CPU backend's preconditioned_weights (docs/mathematics.md, "Trial weights"): A = F·R⁻¹
+  // for the trial's features over the ridge rows and vp_prepare's R (TRSM), G = AᵀA (SYRK) = LLᵀ
+  // (potrf), z = G⁻¹Aᵀy, one refinement step z += G⁻¹Aᵀ(y − Az), w = R⁻¹z (trsv), the residuals
+  // at w. When vp_trial_weights_usable accepts, θ keeps w and `parts` holds the loss; otherwise
+  // θ's weights return to θ0's and the caller solves by QR.
+  bool preconditioned_weights(LossParts& parts) {
+    const int n = pts_.rows(), rows = n + m_;
+    qr_features_.resize(std::size_t(n) * m_);
+    qr_y_.resize(rows);
+    gpu::launch_features<T, D>(stream_, pts_, x_.data(), target_.data(), theta_.data(), m_,
+                               std::sqrt(inv_n()), std::sqrt(lam_k()), qr_features_.data(),
+                               qr_y_.data(), general_rows());
+    over_ridge_rows(stream_, qr_features_.data(), pc_.a, qr_norms_, qr_y_);
+    T* a = pc_.a.data();
+    pc_.gram.resize(std::size_t(m_) * m_);
+    pc_.z.resize(m_);
+    pc_.dz.resize(m_);
+    pc_.r.resize(rows);
+    pc_.norms.resize(2);
+    pc_.info.resize(2);
+    const T one = 1, zero = 0, minus_one = -1;
+    CUBLAS_CHECK(gpu::blas::trsm_right_upper(cublas_, rows, m_, vp_r_.data(), m_, a, rows));
+    CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, rows, &one, a, rows, &zero, pc_.gram.data()));
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, m_, pc_.gram.data(), &lwork));
+    work_.resize(std::max(lwork, 1));
+    CUSOLVER_CHECK(gpu::blas::potrf(cusolver_, m_, pc_.gram.data(), work_.data(), lwork,
+                                    pc_.info.data()));
+    auto solve = [&](const T* rhs, T* x) {  // x = G⁻¹Aᵀ·rhs
+      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, rows, m_, &one, a, rows, rhs, &zero, x));
+      CUSOLVER_CHECK(gpu::blas::potrs(cusolver_, m_, pc_.gram.data(), x, pc_.info.data() + 1));
+    };
+    solve(qr_y_.data(), pc_.z.data());
+    device_copy(pc_.r.data(), qr_y_.data(), rows);
+    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, rows, m_, &minus_one, a, rows,
+                                 pc_.z.data(), &one, pc_.r.data()));
+    solve(pc_.r.data(), pc_.dz.data());
+    CUBLAS_CHECK(gpu::blas::axpy(cublas_, m_, &one, pc_.dz.data(), pc_.z.data()));
+    {
+      DevicePointerMode device_results(cublas_);
+      CUBLAS_CHECK(gpu::blas::nrm2(cublas_, m_, pc_.dz.data(), pc_.norms.data()));
+      CUBLAS_CHECK(gpu::blas::nrm2(cublas_, m_, pc_.z.data(), pc_.norms.data() + 1));
+    }
+    CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, vp_r_.data(), m_, pc_.z.data()));
+    gpu::launch_accept_weights<T>(stream_, pc_.z.data(), pc_.info.data(), theta_.data(), m_,
+                                  scalars_.data());
+    enqueue_residuals();
+    parts = to_loss_parts(read_scalars());
+    int info = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&info, pc_.info.data(), sizeof(int), cudaMemcpyDeviceToHost,
+                               stream_));
+    std::vector<T> norms(2);
+    download(norms, pc_.norms.data());  // synchronises
+    const double correction = double(norms[0]) / double(norms[1]);
+    if (vp_trial_weights_usable(info == 0, correction, parts.loss, vp_loss_)) return true;
+    device_copy(theta_.data(), theta0_.data(), m_);
+    res_stale_ = true;
+    return false;
   }
 
   // c (rows × cols, leading dimension rows) = Qᵀ c, Q the product of the k reflectors that
@@ -1318,6 +1401,18 @@ class CudaRbfBackend final : public RbfBackend<T> {
   }
 
   bool lookahead_;  // BackendOptions::vp_lookahead
+  bool preconditioned_;  // BackendOptions::vp_preconditioned_trials, in double
+  // vp_prepare's R (m × m, ld m; valid after a single-GPU vp_prepare with preconditioned_) and
+  // loss, and preconditioned_weights' buffers: A, G and its factor, z, its correction, y − Az,
+  // |dz| and |z|, potrf's and potrs's status.
+  bool vp_r_valid_ = false;
+  DeviceBuffer<T> vp_r_;
+  double vp_loss_ = 0;
+  typename RbfBackend<T>::VpTrialCounts trial_counts_;
+  struct {
+    DeviceBuffer<T> a, gram, z, dz, r, norms;
+    DeviceBuffer<int> info;
+  } pc_;
   T penalty_, min_width_;
   int laplacian_dims_;  // of evaluate
   std::shared_ptr<Communicator> comm_;
