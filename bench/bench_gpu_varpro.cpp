@@ -5,7 +5,8 @@
 // kLoopRounds rounds: QR trials without and with the look-ahead factorisation
 // (BackendOptions::vp_lookahead), which follow the same trajectory to the bit (checked: the final
 // parameters), and preconditioned trials (BackendOptions::vp_preconditioned_trials) with the
-// look-ahead for the trials that fall back to QR. Wall-clock times of calls that end in a
+// look-ahead for the trials that fall back to QR; then the preconditioned loop's accept/reject
+// decisions against QR's on the same steps (check_decisions). Wall-clock times of calls that end in a
 // synchronisation (the library calls are followed by one), median of kRuns after kWarmup.
 // Usage: bench_gpu_varpro [config.yaml ...]   (run from the repository root; default: the
 // seed problem, the peak and the cube)
@@ -189,6 +190,52 @@ LoopRun run_loop(RbfBackend<double>& be, const RbfParameters<double>& init, doub
 
 constexpr int kLoopRounds = 3;
 
+// The preconditioned loop's decisions against QR's: `pre` runs Marquardt's loop with
+// preconditioned trials; before each iteration `qr` (QR trials) takes pre's parameters, and each
+// trial is made on both. A trial that used the preconditioned weights and whose acceptance
+// differs from QR's on the same step is a disagreement (the trajectory follows pre).
+void check_decisions(RbfBackend<double>& pre, RbfBackend<double>& qr,
+                     const RbfParameters<double>& init, double mu, int iterations,
+                     const std::string& path) {
+  pre.set_parameters(init);
+  pre.solve_weights_qr();
+  long trials = 0, used = 0, disagreements = 0;
+  double worst = 0;  // the largest |loss_pre − loss_qr| / loss_qr where used
+  for (int it = 0; it < iterations; ++it) {
+    const double before = pre.vp_prepare().loss;
+    qr.set_parameters(pre.parameters());
+    qr.vp_prepare();
+    bool accepted = false;
+    for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
+      const long before_used = pre.vp_trial_counts().preconditioned;
+      const double l_pre = pre.vp_try(mu).loss, l_qr = qr.vp_try(mu).loss;
+      ++trials;
+      if (pre.vp_trial_counts().preconditioned > before_used) {
+        ++used;
+        worst = std::max(worst, std::abs(l_pre - l_qr) / l_qr);
+        if ((l_pre < before) != (l_qr < before)) {
+          ++disagreements;
+          std::printf("| %s: disagreement at iteration %d, μ %.1e: before %.9e, preconditioned "
+                      "%.9e, QR %.9e |\n",
+                      path.c_str(), it, mu, before, l_pre, l_qr);
+        }
+      }
+      accepted = std::isfinite(l_pre) && l_pre < before;
+      qr.lm_reject();
+      if (accepted) {
+        mu = std::max(mu * 0.1, 1e-15);
+      } else {
+        pre.lm_reject();
+        mu = std::min(mu * 10.0, 1e12);
+      }
+    }
+  }
+  std::printf("| %s: decisions over %d iterations | %ld trials | %ld preconditioned | %ld "
+              "disagreements | largest relative loss difference %.2e | final loss %.3e |\n",
+              path.c_str(), iterations, trials, used, disagreements, worst, pre.residuals().loss);
+  std::fflush(stdout);
+}
+
 // False when the two loops end with different parameters.
 bool time_config(const std::string& path) {
   const Config config = load_config(path);
@@ -243,6 +290,7 @@ bool time_config(const std::string& path) {
       last[i] = run_loop(*backends[i], init.params, tc.lm_damping, 200);
       ms[i].push_back(last[i].ms_per_iteration);
     }
+  check_decisions(*backends[2], *backends[1], init.params, tc.lm_damping, 300, path);
   const bool same = last[0].params.weights == last[1].params.weights &&
                     last[0].params.centres == last[1].params.centres &&
                     last[0].params.widths == last[1].params.widths;
