@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "tests/common/varpro_loop.hpp"
 #include "tests/gpu/general_rows_support.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -212,38 +213,12 @@ TEST(CudaVarproPreconditioned, MatchesQrAndTheCpu) {
   }
 }
 
-// The CPU test Varpro.PreconditionedTrialLoopDescendsLikeQr on the GPU: Marquardt's loop, 40
-// iterations, preconditioned trials against QR trials.
+// The CPU test Varpro.PreconditionedTrialLoopDescendsLikeQr on the GPU.
 TEST(CudaVarproPreconditioned, LoopDescendsLikeQr) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
   const test_inputs::SmoothCase c = test_inputs::smooth_case(2, 500, 120, 5, 61);
-  double final_loss[2] = {0, 0}, initial_loss = 0;
-  for (int variant = 0; variant < 2; ++variant) {
-    auto be = smooth_backend(true, 2, variant == 1, c);
-    double mu = 1e-2, loss = be->residuals().loss;
-    initial_loss = loss;
-    for (int it = 0; it < 40; ++it) {
-      const double before = be->vp_prepare().loss;
-      for (int attempt = 0; attempt < 12; ++attempt) {
-        const double after = be->vp_try(mu).loss;
-        if (after < before) {
-          mu = std::max(mu * 0.1, 1e-15);
-          loss = after;
-          break;
-        }
-        be->lm_reject();
-        mu = std::min(mu * 10, 1e12);
-      }
-    }
-    final_loss[variant] = loss;
-    if (variant == 1) {
-      const auto counts = be->vp_trial_counts();
-      EXPECT_GT(counts.preconditioned, counts.qr) << counts.preconditioned << " / " << counts.qr;
-    }
-  }
-  EXPECT_LE(std::abs(final_loss[1] - final_loss[0]), 1e-2 * final_loss[0])
-      << "preconditioned " << final_loss[1] << ", QR " << final_loss[0];
-  EXPECT_LT(final_loss[1], 0.05 * initial_loss);
+  test_inputs::expect_preconditioned_loop_like_qr(
+      [&](bool preconditioned) { return smooth_backend(true, 2, preconditioned, c); });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "kernels/backend.hpp"
 #include "tests/common/random_inputs.hpp"
+#include "tests/common/varpro_loop.hpp"
 
 namespace rbfpde {
 namespace {
@@ -170,43 +171,17 @@ TEST(Varpro, PreconditionedTrialWeightsMatchQr) {
   }
 }
 
-// Marquardt's loop on one fixed batch with preconditioned trial weights: most trials use them,
-// and after 40 iterations the loss is QR's to 1 % (measured: the same to 6 digits; the two
-// trajectories may part at rounding level) and below 5 % of the start's.
+// Marquardt's loop on one fixed batch with preconditioned trial weights against QR's
+// (expect_preconditioned_loop_like_qr).
 TEST(Varpro, PreconditionedTrialLoopDescendsLikeQr) {
   const SmoothCase c = smooth_case(2, 500, 120, 5, 61);
-  const CollocationBatch& batch = c.batch;
-  const RbfParameters<double>& start = c.start;
-  double final_loss[2] = {0, 0}, initial_loss = 0;
-  for (int variant = 0; variant < 2; ++variant) {
-    auto be = backend_for(2, 10.0, variant == 1);
-    be->set_batch(batch);
-    be->set_parameters(start);
+  test_inputs::expect_preconditioned_loop_like_qr([&](bool preconditioned) {
+    auto be = backend_for(2, 10.0, preconditioned);
+    be->set_batch(c.batch);
+    be->set_parameters(c.start);
     be->solve_weights_qr();
-    double mu = 1e-2, loss = be->residuals().loss;
-    initial_loss = loss;
-    for (int it = 0; it < 40; ++it) {
-      const double before = be->vp_prepare().loss;
-      for (int attempt = 0; attempt < 12; ++attempt) {
-        const double after = be->vp_try(mu).loss;
-        if (after < before) {
-          mu = std::max(mu * 0.1, 1e-15);
-          loss = after;
-          break;
-        }
-        be->lm_reject();
-        mu = std::min(mu * 10, 1e12);
-      }
-    }
-    final_loss[variant] = loss;
-    if (variant == 1) {
-      const auto counts = be->vp_trial_counts();
-      EXPECT_GT(counts.preconditioned, counts.qr) << counts.preconditioned << " / " << counts.qr;
-    }
-  }
-  EXPECT_LE(std::abs(final_loss[1] - final_loss[0]), 1e-2 * final_loss[0])
-      << "preconditioned " << final_loss[1] << ", QR " << final_loss[0];
-  EXPECT_LT(final_loss[1], 0.05 * initial_loss);
+    return be;
+  });
 }
 
 // The QR factorisation, Qᵀ[J_ca | R] and JᵀJ run over fixed column blocks, one block a task: a
