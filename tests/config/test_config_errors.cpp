@@ -169,6 +169,9 @@ const BadConfig kBadConfigs[] = {
      "7:13: training.restarts: expected a non-negative integer, found \"-1\""},
     {"fractional_restarts", with_problem("training:\n  restarts: 1.5\n"),
      "7:13: training.restarts: expected a non-negative integer, found \"1.5\""},
+    {"bad_trial_weights", with_problem("training:\n  lm: {trial_weights: cholesky}\n"),
+     "7:23: training.lm.trial_weights: expected one of auto, preconditioned, qr, found "
+     "\"cholesky\""},
     {"restarts_for_gdcg", with_problem("training:\n  method: gdcg\n  restarts: 2\n"),
      "8:13: training.restarts: expected 0 for method gdcg (restarts relocate the neurons of varpro "
      "only), found 2"},
