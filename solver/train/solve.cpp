@@ -158,6 +158,12 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   Json counts = Json::object();
   counts.set("neurons", params.neurons());
   counts.set("restarts", last_state.restarts);
+  if (config.training.method == "varpro") {
+    // How this process's trial steps solved their weights (training.lm.trial_weights).
+    const auto trials = backend->vp_trial_counts();
+    counts.set("trials_preconditioned", static_cast<long long>(trials.preconditioned));
+    counts.set("trials_qr", static_cast<long long>(trials.qr));
+  }
   finish_run(config, output, trainer.batch(), e, b, last_state, t0, counts, result);
   return result;
 }
