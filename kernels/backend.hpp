@@ -211,9 +211,8 @@ constexpr T vp_qr_ridge() {
 // Whether a trial's weights from the preconditioned normal equations stand for its QR solve: the
 // Cholesky factorisation succeeded, the one step of iterative refinement moved the solution by at
 // most 1e-6 of its norm (`correction`, relative; NaN fails), and the trial's loss is finite and
-// differs from
-// the iteration's (`before`) by more than 1e-4 of it, so that rounding at the loss floor cannot
-// decide between acceptance and rejection.
+// differs from the iteration's (`before`) by more than 1e-4 of it, so that rounding at the loss
+// floor cannot decide between acceptance and rejection.
 inline bool vp_trial_weights_usable(bool factored, double correction, double loss,
                                     double before) {
   constexpr double kMaxCorrection = 1e-6, kTie = 1e-4;

@@ -708,21 +708,15 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const ColMatrix<T>& A = qr_f_;
     lower_gram(A, vp_gram_);
     const Eigen::LLT<ColMatrix<T>, Eigen::Lower> llt(vp_gram_);
-    const bool factored = llt.info() == Eigen::Success;
-    Vector<T> z = Vector<T>::Zero(A.cols());
-    double correction = std::numeric_limits<double>::quiet_NaN();
-    if (factored) {
-      z = llt.solve(A.transpose() * qr_y_);
-      const Vector<T> dz = llt.solve(A.transpose() * (qr_y_ - A * z));
-      z += dz;
-      correction = std::sqrt(sum_squares(dz) / sum_squares(z));
-    }
+    if (llt.info() != Eigen::Success) return false;
+    Vector<T> z = llt.solve(A.transpose() * qr_y_);
+    const Vector<T> dz = llt.solve(A.transpose() * (qr_y_ - A * z));
+    z += dz;
+    const double correction = std::sqrt(sum_squares(dz) / sum_squares(z));
     const Vector<T> w_before = w_;
-    if (factored) {
-      w_ = vp_r_.template triangularView<Eigen::Upper>().solve(z);
-      residuals_from_features();
-    }
-    if (vp_trial_weights_usable(factored, correction, loss_parts().loss, vp_loss_)) return true;
+    w_ = vp_r_.template triangularView<Eigen::Upper>().solve(z);
+    residuals_from_features();
+    if (vp_trial_weights_usable(true, correction, loss_parts().loss, vp_loss_)) return true;
     w_ = w_before;
     return false;
   }
