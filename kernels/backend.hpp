@@ -151,6 +151,9 @@ class RbfBackend {
     long preconditioned = 0, qr = 0;
   };
   virtual VpTrialCounts vp_trial_counts() const = 0;
+  // The decrease of the loss that the last lm_try or vp_try step δ was chosen for, by the
+  // linearised residuals: ½‖R‖² − ½‖R + Jδ‖² in the loss's units (0 before any step).
+  virtual double lm_predicted_decrease() const { return 0; }
   // Least-squares weights from a Householder QR factorisation of the scaled features
   // F = [M/√N; √(λ/K)·N] stacked over vp_qr_ridge·max_k|F_k|·I: the residual is accurate to the
   // unit roundoff times cond(F), not its square as with the normal equations. Leaves the

@@ -442,6 +442,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const Vector<T> delta = lm_step(mu);
     apply_step(delta);
     if (!delta.allFinite()) return infinite_loss();
+    set_predicted_decrease(false);
     return residuals();
   }
 
@@ -455,6 +456,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     clamp_widths();
     invalidate_features();
     if (!delta.allFinite()) return infinite_loss();
+    set_predicted_decrease(true);
     if (preconditioned_weights()) {
       ++trial_counts_.preconditioned;
     } else {
@@ -465,6 +467,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
   }
 
   typename RbfBackend<T>::VpTrialCounts vp_trial_counts() const override { return trial_counts_; }
+
+  double lm_predicted_decrease() const override { return predicted_decrease_; }
 
   void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const override {
     const Eigen::Index p = JtJ_.rows();
@@ -534,6 +538,20 @@ class CpuRbfBackend final : public RbfBackend<T> {
     lm_llt_.compute(A);
     if (lm_llt_.info() == Eigen::Success) return -lm_llt_.solve(JtR_);
     return -A.template selfadjointView<Eigen::Lower>().ldlt().solve(JtR_);
+  }
+
+  // ½‖R‖² − ½‖R + Jδ‖² = −δᵀJᵀR − ½δᵀJᵀJδ for the step δ = θ − θ0 taken (widths clamped) on the
+  // parameters of JᵀJ: all of θ (LM) or the centres and widths (variable projection).
+  void set_predicted_decrease(bool centres_and_widths) {
+    const int m = neurons();
+    const Eigen::Index p = JtR_.size();
+    Vector<T> step(p);
+    Eigen::Index at = 0;
+    if (!centres_and_widths) step.segment(at, m) = w_ - theta0_w_, at += m;
+    step.segment(at, Eigen::Index(m) * D) = c_ - theta0_c_;
+    step.segment(at + Eigen::Index(m) * D, m) = a_ - theta0_a_;
+    const Vector<T> h = JtJ_.template selfadjointView<Eigen::Lower>() * step;
+    predicted_decrease_ = -double(step.dot(JtR_)) - 0.5 * double(step.dot(h));
   }
 
   // θ = θ0 + δ, widths clamped.
@@ -940,6 +958,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   bool features_valid_ = false;
   Matrix<T> J_, JtJ_;
   Vector<T> R_, JtR_, theta0_w_, theta0_c_, theta0_a_;
+  double predicted_decrease_ = 0;  // the last lm_try's or vp_try's (set_predicted_decrease)
   Vector<T> damping_diag_;  // vp_prepare: Marquardt's scaling of the centres and widths
   // lm_step's damped system and its factorisation, kept to reuse their storage.
   ColMatrix<T> lm_a_;

@@ -149,6 +149,7 @@ void emit_training(YAML::Emitter& out, const TrainingConfig& training) {
   out << YAML::Key << "lm" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "damping" << YAML::Value;
   number(out, training.lm_damping);
+  out << YAML::Key << "update" << YAML::Value << training.lm_update;
   out << YAML::Key << "trial_weights" << YAML::Value << training.trial_weights;
   out << YAML::EndMap;
   out << YAML::Key << "adam" << YAML::Value << YAML::BeginMap;

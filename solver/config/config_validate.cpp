@@ -419,9 +419,12 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
     }
   }
   if (const Field lm = field.child("lm"); lm.present()) {
-    lm.check_map({"damping", "trial_weights"});
+    lm.check_map({"damping", "update", "trial_weights"});
     if (const Field f = lm.child("damping"); f.present()) {
       training.lm_damping = read_double(f, positive, "a positive number");
+    }
+    if (const Field f = lm.child("update"); f.present()) {
+      training.lm_update = read_choice(f, {"auto", "bracket", "nielsen", "marquardt"});
     }
     if (const Field f = lm.child("trial_weights"); f.present()) {
       training.trial_weights = read_choice(f, {"auto", "preconditioned", "qr"});

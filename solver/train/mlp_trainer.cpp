@@ -266,9 +266,14 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
     const double floor = std::max(jtj.diagonal().maxCoeff() * 1e-12, 1e-300);
     LossParts after = before;
     bool accepted = false;
+    DampingRule damping(damping_kind(tc.lm_update, tc.method), min_damping<T>());
     for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
       Mat a = jtj;
-      for (Eigen::Index i = 0; i < np; ++i) a(i, i) += mu * std::max(jtj(i, i), floor);
+      Vec mu_d(np);
+      for (Eigen::Index i = 0; i < np; ++i) {
+        mu_d[i] = mu * std::max(jtj(i, i), floor);
+        a(i, i) += mu_d[i];
+      }
       const Vec delta = -a.selfadjointView<Eigen::Lower>().ldlt().solve(jtr);
       std::vector<T> trial(theta0);
       for (Eigen::Index i = 0; i < np; ++i) trial[i] = T(double(theta0[i]) + delta[i]);
@@ -276,9 +281,11 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
       after = backend_.residuals();
       if (delta.allFinite() && finite(after) && after.loss < before.loss) {
         accepted = true;
-        mu = std::max(mu * 0.1, 5.0 * std::numeric_limits<T>::epsilon());
+        // The linearised decrease ½(δᵀ(μD)δ − δᵀJᵀR) (docs/mathematics.md, "Damping").
+        const double predicted = 0.5 * (delta.dot(mu_d.cwiseProduct(delta)) - delta.dot(jtr));
+        mu = damping.accepted(mu, before.loss - after.loss, predicted);
       } else {
-        mu = std::min(mu * 10.0, 1e12);
+        mu = damping.rejected(mu);
       }
     }
     if (!accepted) {
@@ -296,8 +303,8 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
       backend_.set_parameters(state_.last_good);
       return;
     }
-    // On one fixed batch, no damping up to μ = 1e12 that helps means converged.
-    if (tc.resample_every == 0 && mu >= 1e12) out.stop_reason = "converged";
+    // On one fixed batch, no damping up to kMaxDamping that helps means converged.
+    if (tc.resample_every == 0 && mu >= kMaxDamping) out.stop_reason = "converged";
     if (out.stop_reason.empty() && any_rank(*comm_, tc.time_limit > 0 && seconds >= tc.time_limit))
       out.stop_reason = "time_limit";
     if (out.stop_reason.empty() && any_rank(*comm_, should_stop && should_stop()))

@@ -21,14 +21,6 @@ using namespace training_rules;
 // only an exploded step puts it there.
 constexpr double kCentreEscape = 100;
 
-template <class T>
-constexpr double min_damping() {
-  return 5.0 * std::numeric_limits<T>::epsilon();
-}
-
-// Marquardt's damping never grows past this; reaching it on a fixed batch is a stall.
-constexpr double kMaxDamping = 1e12;
-
 // A stall or a plateau restarts only while the loss is above this share of the data's own loss
 // ½(mean f² + λ·mean p²), the loss of the zero network (a relative residual of 10⁻⁷ in double,
 // 10⁻³ in float): below it the run is at or near its rounding floor, not in a poor local minimum.
@@ -300,17 +292,18 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       const LossParts before = vp ? backend_.vp_prepare() : backend_.lm_prepare();
       LossParts after = before;
       bool accepted = false;
-      // Marquardt's rule: shrink μ after a success, grow it until the step helps.
+      // Shrink μ after a success, grow it until the step helps (training.lm.update).
+      DampingRule damping(damping_kind(tc.lm_update, tc.method), kMinDamping);
       for (int attempt = 0; attempt < 12; ++attempt) {
         after = vp ? backend_.vp_try(T(state_.mu)) : backend_.lm_try(T(state_.mu));
         if (finite(after) && after.loss < before.loss) {
           accepted = true;
-          // Below a few ulps of the scalar the damping no longer regularises anything.
-          state_.mu = std::max(state_.mu * 0.1, kMinDamping);
+          state_.mu = damping.accepted(state_.mu, before.loss - after.loss,
+                                       backend_.lm_predicted_decrease());
           break;
         }
         backend_.lm_reject();
-        state_.mu = std::min(state_.mu * 10.0, kMaxDamping);
+        state_.mu = damping.rejected(state_.mu);
       }
       loss = accepted ? after : before;
       out.times.lm += since(t0);

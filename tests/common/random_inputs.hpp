@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "kernels/backend.hpp"
 
@@ -21,6 +22,16 @@ inline CollocationBatch random_batch(int dim, int n_int, int n_bnd, unsigned see
   for (int i = 0; i < n_bnd * dim; ++i) b.normals.push_back(0.0);
   for (int i = 0; i < n_bnd; ++i) b.p.push_back(u(rng) - 0.5);
   return b;
+}
+
+// θ = [w | c | a] as one vector, in the backends' order.
+template <class T>
+std::vector<double> flatten(const RbfParameters<T>& p) {
+  std::vector<double> out;
+  for (T v : p.weights) out.push_back(double(v));
+  for (T v : p.centres) out.push_back(double(v));
+  for (T v : p.widths) out.push_back(double(v));
+  return out;
 }
 
 // Weights in [-0.5, 0.5], centres in [-0.1, 1.1]^dim, widths in [0.25, 0.55].

@@ -109,6 +109,7 @@ inline void expect_same_values(const Config& a, const Config& b) {
   EXPECT_EQ(s.cg_iterations, t.cg_iterations);
   EXPECT_EQ(s.cg_tolerance, t.cg_tolerance);
   EXPECT_EQ(s.lm_damping, t.lm_damping);
+  EXPECT_EQ(s.lm_update, t.lm_update);
   EXPECT_EQ(s.trial_weights, t.trial_weights);
   EXPECT_EQ(s.adam_learning_rate, t.adam_learning_rate);
   EXPECT_EQ(s.adam_decay, t.adam_decay);

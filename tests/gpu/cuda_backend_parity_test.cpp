@@ -298,6 +298,9 @@ void check_lm() {
     const LossParts t_cpu = pair.cpu->lm_try(T(1));
     const LossParts t_gpu = pair.gpu->lm_try(T(1));
     expect_same_loss(t_gpu, t_cpu, 10 * tol);
+    EXPECT_NEAR(pair.gpu->lm_predicted_decrease(), pair.cpu->lm_predicted_decrease(),
+                100 * tol * std::abs(pair.cpu->lm_predicted_decrease()))
+        << "predicted decrease";
     pair.expect_same_parameters(tol);
     pair.expect_same_residual_vectors(10 * tol);
     // A second try from the same θ0 with another μ.

@@ -83,6 +83,12 @@ TEST(CudaVarproParity, ProjectedSystemAndStep) {
       // A strongly damped step is a scaled gradient step: the same on both backends.
       const LossParts s_cpu = pair.cpu->vp_try(1e3), s_gpu = pair.gpu->vp_try(1e3);
       EXPECT_LE(relative_difference(s_gpu.loss, s_cpu.loss), kLossTolerance);
+      EXPECT_GT(pair.cpu->lm_predicted_decrease(), 0.0);
+      // The predicted decrease comes from the step and the system, which agree to 1e-9 and 1e-5.
+      EXPECT_LE(relative_difference(pair.gpu->lm_predicted_decrease(),
+                                    pair.cpu->lm_predicted_decrease()),
+                1e-5)
+          << "predicted decrease";
       const RbfParameters<double> q_cpu = pair.cpu->parameters(), q_gpu = pair.gpu->parameters();
       EXPECT_LE(relative_difference(q_gpu.centres, q_cpu.centres), 1e-9) << "centres";
       EXPECT_LE(relative_difference(q_gpu.widths, q_cpu.widths), 1e-9) << "widths";

@@ -28,14 +28,7 @@ inline constexpr int kBoundary = 53;
 inline constexpr int kNeuronCounts[] = {37, 64, 129};
 inline constexpr int kDims[] = {2, 3};
 
-template <class T>
-std::vector<double> flatten(const RbfParameters<T>& p) {
-  std::vector<double> out;
-  for (T v : p.weights) out.push_back(double(v));
-  for (T v : p.centres) out.push_back(double(v));
-  for (T v : p.widths) out.push_back(double(v));
-  return out;
-}
+using test_inputs::flatten;
 
 // ‖a − b‖ / ‖b‖ (‖a − b‖ when b = 0); infinite when the sizes differ or a value is not finite.
 template <class A, class B>

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -15,6 +16,7 @@
 namespace rbfpde {
 namespace {
 
+using test_inputs::flatten;
 using test_inputs::random_batch;
 using test_inputs::random_parameters;
 using test_inputs::smooth_case;
@@ -119,6 +121,58 @@ TEST_P(VarproTest, ProjectedStepDecreasesTheLossAndKeepsWidthsAboveTheFloor) {
   const double loss = be->residuals().loss;
   be->solve_weights_qr();
   EXPECT_NEAR(be->residuals().loss, loss, 1e-12 * loss);
+}
+
+// The predicted decrease of a trial step δ (θ after the step minus θ before it) is the decrease
+// of the linearised residuals' loss, −δᵀJᵀR − ½δᵀJᵀJδ with the system of lm_system, whatever μ
+// (where no width was clamped, which would make θ − θ0 differ from δ): for LM's step on every
+// parameter and for variable projection's on centres and widths. As μ grows the step shrinks and
+// the actual decrease approaches the predicted one (gain ratio → 1, with an error O(|δ|)).
+TEST_P(VarproTest, PredictedDecreaseIsTheLinearisedDecrease) {
+  const VpCase c = GetParam();
+  constexpr double kMinWidth = 1e-3;
+  for (const bool vp : {false, true}) {
+    SCOPED_TRACE(vp ? "varpro" : "lm");
+    auto be = backend_for(c.dim);
+    be->set_batch(random_batch(c.dim, 157, 41, 37));
+    be->set_parameters(random_parameters<double>(c.dim, c.neurons, 41));
+    be->solve_weights_qr();
+    const LossParts before = vp ? be->vp_prepare() : be->lm_prepare();
+    std::vector<double> jtj, jtr;
+    be->lm_system(jtj, jtr);
+    const std::size_t p = jtr.size();
+    const std::vector<double> theta0 = flatten(be->parameters());
+    int checked = 0;
+    std::vector<double> gaps;
+    for (double mu : {1e-2, 1.0, 1e2, 1e4, 1e6}) {
+      SCOPED_TRACE(testing::Message() << "mu " << mu);
+      const double actual = before.loss - (vp ? be->vp_try(mu) : be->lm_try(mu)).loss;
+      const RbfParameters<double> after = be->parameters();
+      const double predicted = be->lm_predicted_decrease();
+      gaps.push_back(std::abs(actual / predicted - 1));
+      be->lm_reject();
+      if (*std::min_element(after.widths.begin(), after.widths.end()) <= kMinWidth) continue;
+      EXPECT_GT(predicted, 0.0);
+      // δ over the parameters the step moves: all of θ = [w | c | a] for LM, [c | a] for varpro.
+      const std::vector<double> theta = flatten(after);
+      const std::size_t first = theta.size() - p;
+      std::vector<double> delta(p);
+      for (std::size_t i = 0; i < p; ++i) delta[i] = theta[first + i] - theta0[first + i];
+      double g = 0, h = 0;
+      for (std::size_t i = 0; i < p; ++i) {
+        g += delta[i] * jtr[i];
+        // JᵀJ's lower triangle, column-major.
+        for (std::size_t j = 0; j < p; ++j)
+          h += delta[i] * jtj[std::max(i, j) + std::min(i, j) * p] * delta[j];
+      }
+      const double linearised = -g - 0.5 * h;
+      EXPECT_NEAR(predicted, linearised, 1e-9 * std::abs(linearised));
+      ++checked;
+    }
+    EXPECT_GE(checked, 3);
+    EXPECT_LT(gaps.back(), gaps[gaps.size() - 2]);
+    EXPECT_LT(gaps.back(), 1e-3) << "gain ratio at μ = 1e6";
+  }
 }
 
 TEST(Varpro, TrialWeightsRuleRefusesFailuresLargeCorrectionsAndTies) {

@@ -17,6 +17,16 @@ inline cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int rows, int
   return cublasSgemv(h, op, rows, cols, alpha, a, lda, x, 1, beta, y, 1);
 }
 
+// y = alpha · A x + beta · y for the symmetric A (n × n, ld n) held in its lower triangle.
+inline cublasStatus_t symv_lower(cublasHandle_t h, int n, const double* alpha, const double* a,
+                                 const double* x, const double* beta, double* y) {
+  return cublasDsymv(h, CUBLAS_FILL_MODE_LOWER, n, alpha, a, n, x, 1, beta, y, 1);
+}
+inline cublasStatus_t symv_lower(cublasHandle_t h, int n, const float* alpha, const float* a,
+                                 const float* x, const float* beta, float* y) {
+  return cublasSsymv(h, CUBLAS_FILL_MODE_LOWER, n, alpha, a, n, x, 1, beta, y, 1);
+}
+
 // C (n × n, lower) = alpha · Aᵀ A + beta · C for A of k rows × n columns (ld lda).
 inline cublasStatus_t syrk_t(cublasHandle_t h, int n, int k, const double* alpha, const double* a,
                              int lda, const double* beta, double* c) {

@@ -34,14 +34,14 @@
 // host, geqrf of the stack). That path waits for each sum and so runs without CUDA graphs; with
 // a communicator that is not distributed (one process) the code is the single-GPU code.
 //
-// Look-ahead (variable projection, one GPU, BackendOptions::vp_lookahead): an iteration factors
-// the scaled features three times, in vp_prepare and in the weight solve of each of its (about
-// two) trial steps, and each geqrf is latency-bound (a few µs a column, the GPU mostly idle). So
-// while a trial solves its weights on the main stream, a second stream computes the features of
-// the trial's centres and widths as the Jacobian kernel does and factors them as vp_prepare
-// would; when that trial is the one accepted, the next vp_prepare takes this factorisation
-// instead of making its own. The same kernels and cuSOLVER calls on the same inputs: the same
-// bits as without it, and one geqrf fewer on the path of an iteration.
+// Look-ahead (variable projection, one GPU, BackendOptions::vp_lookahead): vp_prepare factors the
+// scaled features by geqrf, which is latency-bound (a few µs a column, the GPU mostly idle), and
+// a trial step's weight solve either factors them again (QR trials) or works from vp_prepare's R
+// (preconditioned trials). So while a trial solves its weights on the main stream, a second
+// stream computes the features of the trial's centres and widths as the Jacobian kernel does and
+// factors them as vp_prepare would; when that trial is the one accepted, the next vp_prepare
+// takes this factorisation instead of making its own. The same kernels and cuSOLVER calls on the
+// same inputs: the same bits as without it, and one geqrf fewer on the path of an iteration.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -456,23 +456,28 @@ class CudaRbfBackend final : public RbfBackend<T> {
     // The step on centres and widths (without residuals) is one graph; the weight solve that
     // follows has its own calls, beside the look-ahead factorisation on its own stream.
     if (!try_step(-3.0, pc, mu, m_, vp_diag_.data())) return rejected_step();
-    LossParts parts;
-    if (vp_r_valid_ && !dist_ && preconditioned_weights(parts)) {
-      ++trial_counts_.preconditioned;
-      return parts;
-    }
-    ++trial_counts_.qr;
+    // The look-ahead factors the trial's features beside the weight solve, whichever solves
+    // them: an accepted trial's vp_prepare takes its QR.
     const bool ahead = lookahead_ && !dist_ && pts_.rows() > 0;
     if (ahead) enqueue_lookahead();
-    solve_weights_qr();
+    LossParts parts;
+    const bool preconditioned = vp_r_valid_ && !dist_ && preconditioned_weights(parts);
+    if (preconditioned) {
+      ++trial_counts_.preconditioned;
+    } else {
+      ++trial_counts_.qr;
+      solve_weights_qr();
+    }
     if (ahead) {
       CUDA_CHECK(cudaStreamWaitEvent(stream_, ahead_.join, 0));
       ahead_.valid = true;
     }
-    return residuals();
+    return preconditioned ? parts : residuals();
   }
 
   typename RbfBackend<T>::VpTrialCounts vp_trial_counts() const override { return trial_counts_; }
+
+  double lm_predicted_decrease() const override { return predicted_decrease_; }
 
   void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const override {
     // Column-major with the lower triangle from SYRK: the upper one is cleared to match the CPU.
@@ -985,6 +990,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   bool try_step(double tag, int p, T mu, int first, const T* scaling) {
     lm_a_.resize(std::size_t(p) * p);
     delta_.resize(p);
+    lm_jdelta_.resize(p);
     lm_mu_.resize(1);
     int lwork = 0;
     CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, p, lm_a_.data(), &lwork));
@@ -992,10 +998,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
     pinned_mu_[0] = mu;
     run_graph({tag, double(pts_.rows()), double(m_), ptr_key(x_.data()), ptr_key(theta_.data()),
                ptr_key(jtj_.data()), ptr_key(lm_a_.data()), ptr_key(work_.data()),
+               ptr_key(delta_.data()), ptr_key(lm_jdelta_.data()),
                ptr_key(theta0_.data()), ptr_key(scaling ? scaling : chunk_sums_.data()),
                double(lwork)},
               [&] { enqueue_lm_try(p, lwork, first, scaling, scaling == nullptr); });
     invalidate_features();
+    predicted_decrease_ = pinned_scalars_[0].predicted_decrease;
     return !pinned_scalars_[0].step_rejected;
   }
 
@@ -1018,6 +1026,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
     CUSOLVER_CHECK(gpu::blas::potrs(cusolver_, p, lm_a_.data(), delta_.data(), info_.data() + 1));
     gpu::launch_lm_apply<T>(stream_, theta0_.data(), delta_.data(), info_.data(), theta_.data(), m_,
                             D, first, min_width_, scalars_.data());
+    // The decrease the linearised residuals predict for the step taken (widths clamped).
+    const T one = T(1), zero = T(0);
+    CUBLAS_CHECK(gpu::blas::symv_lower(cublas_, p, &one, jtj_.data(), delta_.data(), &zero,
+                                       lm_jdelta_.data()));
+    gpu::launch_linearised_decrease<T>(stream_, delta_.data(), jtr_.data(), lm_jdelta_.data(), p,
+                                       scalars_.data());
     if (with_residuals) enqueue_residuals();
   }
 
@@ -1464,6 +1478,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   DeviceBuffer<T> features_, a_sys_, s_, factor_, solution_, work_;
   DeviceBuffer<T> cg_r_, cg_d_, cg_ad_;
   DeviceBuffer<T> jac_, r_scaled_, jtj_, jtr_, lm_a_, delta_;
+  DeviceBuffer<T> lm_jdelta_;       // JᵀJ times the last try's step
+  double predicted_decrease_ = 0;  // the last try's (lm_predicted_decrease)
   DeviceBuffer<T> qr_features_, qr_a_, qr_y_, qr_tau_, qr_norms_;  // solve_weights_qr
   DeviceBuffer<T> vp_c_, vp_diag_;  // vp_prepare: Qᵀ[J_ca | R], Marquardt's scaling
   // The look-ahead factorisation: its stream, handle and events, the features and their QR

@@ -68,6 +68,7 @@ struct DeviceScalars {
   int step_rejected =
       0;  // lm_try / direct solve: the factorisation failed or the step was not finite
   int pad = 0;
+  double predicted_decrease = 0;  // lm_try / vp_try: the step's linearised decrease of the loss
   CgState cg;
 };
 
@@ -177,10 +178,15 @@ void launch_lm_system(Stream stream, const T* jtj, const T* jtr, T* a, T* delta,
                       const T* mu, const T* scaling);
 // θ[i] = θ0[i] + δ[i − first] for i ≥ first (θ[i] = θ0[i] below) with widths clamped, or θ = θ0
 // and scalars->step_rejected = 1 when the Cholesky factorisation failed (info ≠ 0) or δ is not
-// finite.
+// finite; then δ becomes the step taken, θ − θ0 from `first` on (widths clamped; 0 if rejected).
 template <class T>
-void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* info, T* theta,
-                     int m, int dim, int first, T min_width, DeviceScalars* scalars);
+void launch_lm_apply(Stream stream, const T* theta0, T* delta, const int* info, T* theta, int m,
+                     int dim, int first, T min_width, DeviceScalars* scalars);
+// scalars->predicted_decrease = −δᵀg − ½δᵀh (p entries, summed in double): with g = JᵀR and
+// h = JᵀJδ, the decrease of ½|R|² that the linearised residuals predict for the step δ.
+template <class T>
+void launch_linearised_decrease(Stream stream, const T* delta, const T* g, const T* h, int p,
+                                DeviceScalars* scalars);
 // w = solution when the factorisation succeeded and the solution is finite; else w is kept.
 template <class T>
 void launch_accept_weights(Stream stream, const T* solution, const int* info, T* w, int m,

@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(256)
 
 template <class T>
 __global__ void __launch_bounds__(kVectorThreads)
-    lm_apply_kernel(const T* __restrict__ theta0, const T* __restrict__ delta,
+    lm_apply_kernel(const T* __restrict__ theta0, T* __restrict__ delta,
                     const int* __restrict__ info, T* __restrict__ theta, int m, int dim,
                     int first, T min_width, DeviceScalars* scalars) {
   const int p = m * (dim + 2);
@@ -184,8 +184,22 @@ __global__ void __launch_bounds__(kVectorThreads)
     T v = rejected || i < first ? theta0[i] : theta0[i] + delta[i - first];
     if (i >= width_begin && v < min_width) v = min_width;
     theta[i] = v;
+    if (i >= first) delta[i - first] = v - theta0[i];
   }
   if (threadIdx.x == 0) scalars->step_rejected = rejected ? 1 : 0;
+}
+
+// −δᵀg − ½δᵀh over p entries, in double, into scalars->predicted_decrease (one block).
+template <class T>
+__global__ void __launch_bounds__(kVectorThreads)
+    linearised_decrease_kernel(const T* __restrict__ delta, const T* __restrict__ g,
+                               const T* __restrict__ h, int p, DeviceScalars* scalars) {
+  __shared__ double scratch[32];
+  double sum = 0;
+  for (int i = threadIdx.x; i < p; i += blockDim.x)
+    sum -= double(delta[i]) * (double(g[i]) + 0.5 * double(h[i]));
+  sum = block_sum(sum, scratch);
+  if (threadIdx.x == 0) scalars->predicted_decrease = sum;
 }
 
 template <class T>
@@ -267,12 +281,19 @@ void launch_lm_system(Stream stream, const T* jtj, const T* jtr, T* a, T* delta,
 }
 
 template <class T>
-void launch_lm_apply(Stream stream, const T* theta0, const T* delta, const int* info, T* theta,
-                     int m, int dim, int first, T min_width, DeviceScalars* scalars) {
+void launch_lm_apply(Stream stream, const T* theta0, T* delta, const int* info, T* theta, int m,
+                     int dim, int first, T min_width, DeviceScalars* scalars) {
   lm_apply_kernel<T>
       <<<1, kVectorThreads, 0, stream>>>(theta0, delta, info, theta, m, dim, first, min_width,
                                                     scalars);
   CUDA_CHECK_LAUNCH("lm_apply_kernel");
+}
+
+template <class T>
+void launch_linearised_decrease(Stream stream, const T* delta, const T* g, const T* h, int p,
+                                DeviceScalars* scalars) {
+  linearised_decrease_kernel<T><<<1, kVectorThreads, 0, stream>>>(delta, g, h, p, scalars);
+  CUDA_CHECK_LAUNCH("linearised_decrease_kernel");
 }
 
 template <class T>
@@ -291,8 +312,10 @@ void launch_accept_weights(Stream stream, const T* solution, const int* info, T*
   template void launch_lm_system<T>(Stream, const T*, const T*, T*, T*, int, const T*, const T*); \
   template void launch_column_norms<T>(Stream, const T*, int, int, int, bool, T*);             \
   template void launch_qr_ridge_rows<T>(Stream, T*, T*, int, int, const T*, T);                \
-  template void launch_lm_apply<T>(Stream, const T*, const T*, const int*, T*, int, int, int, T, \
+  template void launch_lm_apply<T>(Stream, const T*, T*, const int*, T*, int, int, int, T,      \
                                    DeviceScalars*);                                            \
+  template void launch_linearised_decrease<T>(Stream, const T*, const T*, const T*, int,         \
+                                              DeviceScalars*);                                 \
   template void launch_accept_weights<T>(Stream, const T*, const int*, T*, int, DeviceScalars*);
 RBFPDE_INSTANTIATE(float)
 RBFPDE_INSTANTIATE(double)
