@@ -39,9 +39,9 @@ struct TrainingConfig {
   int cg_iterations = 50;
   double cg_tolerance = 1e-14;
   double lm_damping = 1e-2;     // initial μ
-  // How μ moves between trial steps: "bracket", "nielsen" (from the gain ratio), "marquardt"
-  // (÷10 / ×10), or "auto": bracket for varpro, marquardt for lm (training_rules.hpp DampingRule)
-  std::string lm_update = "auto";
+  // How μ moves between trial steps: "marquardt" (÷10 / ×10), "bracket" or "nielsen" (from the
+  // gain ratio) (training_rules.hpp DampingRule)
+  std::string lm_update = "marquardt";
   // varpro: how a trial step solves its weights, "preconditioned" (QR where that is not usable),
   // "qr", or "auto": preconditioned on the CUDA backend, QR on the CPU
   // (BackendOptions::vp_preconditioned_trials)

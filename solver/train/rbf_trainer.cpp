@@ -293,7 +293,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       LossParts after = before;
       bool accepted = false;
       // Shrink μ after a success, grow it until the step helps (training.lm.update).
-      DampingRule damping(damping_kind(tc.lm_update, tc.method), kMinDamping);
+      DampingRule damping(damping_kind(tc.lm_update), kMinDamping);
       for (int attempt = 0; attempt < 12; ++attempt) {
         after = vp ? backend_.vp_try(T(state_.mu)) : backend_.lm_try(T(state_.mu));
         if (finite(after) && after.loss < before.loss) {

@@ -80,13 +80,11 @@ class DampingRule {
   int rejections_ = 0;
 };
 
-// training.lm.update's value as a DampingRule kind: "marquardt", "bracket", "nielsen", or "auto",
-// which is bracket for variable projection (`varpro`) and Marquardt's for LM on all parameters.
-inline DampingRule::Kind damping_kind(const std::string& update, const std::string& method) {
-  if (update == "marquardt") return DampingRule::kMarquardt;
-  if (update == "nielsen") return DampingRule::kNielsen;
+// training.lm.update's value ("marquardt", "bracket" or "nielsen") as a DampingRule kind.
+inline DampingRule::Kind damping_kind(const std::string& update) {
   if (update == "bracket") return DampingRule::kBracket;
-  return method == "varpro" ? DampingRule::kBracket : DampingRule::kMarquardt;
+  if (update == "nielsen") return DampingRule::kNielsen;
+  return DampingRule::kMarquardt;
 }
 
 }  // namespace rbfpde::training_rules

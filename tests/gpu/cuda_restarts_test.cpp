@@ -2,8 +2,7 @@
 // relocation runs on the host through parameters(), residual_vectors(), batch(), set_parameters()
 // and solve_weights_qr(), so a stall and a plateau are answered on the GPU as on the CPU (the
 // CPU's are tested in tests/train/test_restarts.cpp). The trajectories differ by rounding, so
-// the tests compare each GPU run with restarts against the same GPU run without them. Both
-// scenarios were measured with Marquardt's update of μ, which they fix.
+// the tests compare each GPU run with restarts against the same GPU run without them.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -57,7 +56,7 @@ TEST(CudaRestarts, AStallIsRelocatedAndTheValidationLossImproves) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
   const std::vector<std::string> common = {"model.neurons=6", "training.points.interior=200",
                                            "training.points.boundary=60", "training.patience=0",
-                                           "training.max_cycles=3000", "training.lm.update=marquardt"};
+                                           "training.max_cycles=3000"};
   const std::vector<std::string> off = with(common, "training.restarts=0"),
                                  on = with(common, "training.restarts=2");
   const GpuRun a = solve_cuda("stall_off", off);
@@ -73,7 +72,7 @@ TEST(CudaRestarts, AStallIsRelocatedAndTheValidationLossImproves) {
 TEST(CudaRestarts, APlateauIsRelocatedAndTheValidationLossImproves) {
   RBFPDE_REQUIRE_CUDA_DEVICE();
   const std::vector<std::string> common = {"model.neurons=9", "training.max_cycles=1000",
-                                           "training.patience=50", "training.lm.update=marquardt"};
+                                           "training.patience=50"};
   const std::vector<std::string> off = with(common, "training.restarts=0"),
                                  on = with(common, "training.restarts=3");
   const GpuRun a = solve_cuda("plateau_off", off);

@@ -59,14 +59,10 @@ TEST(DampingRule, StaysBetweenTheFloorAndTheCeiling) {
   EXPECT_DOUBLE_EQ(rule.accepted(kMaxDamping, 1e-12, 1.0), kMaxDamping);
 }
 
-TEST(DampingRule, KindsByNameAndAutoByMethod) {
-  for (const char* method : {"varpro", "lm"}) {
-    EXPECT_EQ(damping_kind("marquardt", method), DampingRule::kMarquardt);
-    EXPECT_EQ(damping_kind("bracket", method), DampingRule::kBracket);
-    EXPECT_EQ(damping_kind("nielsen", method), DampingRule::kNielsen);
-  }
-  EXPECT_EQ(damping_kind("auto", "varpro"), DampingRule::kBracket);
-  EXPECT_EQ(damping_kind("auto", "lm"), DampingRule::kMarquardt);
+TEST(DampingRule, KindsByName) {
+  EXPECT_EQ(damping_kind("marquardt"), DampingRule::kMarquardt);
+  EXPECT_EQ(damping_kind("bracket"), DampingRule::kBracket);
+  EXPECT_EQ(damping_kind("nielsen"), DampingRule::kNielsen);
 }
 
 }  // namespace

@@ -26,8 +26,7 @@ using test_inputs::with;
 
 // The seed problem with a network too small for it, trained by variable projection on one fixed
 // batch with no validation monitor: such a network stalls in a local minimum far above the loss
-// floor. The scenarios of this file (the stall's cycle, the plateau) were measured with
-// Marquardt's update of μ, which they fix.
+// floor.
 Config stalling_config(int restarts, long max_cycles = 3000) {
   Config config;
   config.name = "stall";
@@ -40,7 +39,6 @@ Config stalling_config(int restarts, long max_cycles = 3000) {
   config.training.max_cycles = max_cycles;
   config.training.tolerance = 0;
   config.training.restarts = restarts;
-  config.training.lm_update = "marquardt";
   return config;
 }
 
@@ -163,7 +161,7 @@ TEST(Restarts, ARunThatNeverStallsIsUnchanged) {
 TEST(Restarts, APlateauIsRelocatedAndTheValidationLossImproves) {
   using namespace test_runs;
   const std::vector<std::string> common = {"model.neurons=9", "training.max_cycles=1000",
-                                           "training.patience=50", "training.lm.update=marquardt"};
+                                           "training.patience=50"};
   const std::vector<std::string> off = with(common, "training.restarts=0"),
                                  on = with(common, "training.restarts=3");
   const RunFiles a = run("poisson2d", "plateau_off", off);

@@ -34,14 +34,16 @@
 // host, geqrf of the stack). That path waits for each sum and so runs without CUDA graphs; with
 // a communicator that is not distributed (one process) the code is the single-GPU code.
 //
-// Look-ahead (variable projection, one GPU, BackendOptions::vp_lookahead): vp_prepare factors the
-// scaled features by geqrf, which is latency-bound (a few µs a column, the GPU mostly idle), and
-// a trial step's weight solve either factors them again (QR trials) or works from vp_prepare's R
-// (preconditioned trials). So while a trial solves its weights on the main stream, a second
-// stream computes the features of the trial's centres and widths as the Jacobian kernel does and
+// Look-ahead (variable projection, one GPU, BackendOptions::vp_lookahead): an iteration with QR
+// trials factors the scaled features three times, in vp_prepare and in the weight solve of each
+// of its (about two) trial steps, and each geqrf is latency-bound (a few µs a column, the GPU
+// mostly idle). So while a QR trial solves its weights on the main stream, a second stream
+// computes the features of the trial's centres and widths as the Jacobian kernel does and
 // factors them as vp_prepare would; when that trial is the one accepted, the next vp_prepare
 // takes this factorisation instead of making its own. The same kernels and cuSOLVER calls on the
 // same inputs: the same bits as without it, and one geqrf fewer on the path of an iteration.
+// Preconditioned trials (which factor nothing) run without it: beside their short solve the
+// second stream's geqrf slowed the iteration (bench/RESULTS.md).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -456,23 +458,20 @@ class CudaRbfBackend final : public RbfBackend<T> {
     // The step on centres and widths (without residuals) is one graph; the weight solve that
     // follows has its own calls, beside the look-ahead factorisation on its own stream.
     if (!try_step(-3.0, pc, mu, m_, vp_diag_.data())) return rejected_step();
-    // The look-ahead factors the trial's features beside the weight solve, whichever solves
-    // them: an accepted trial's vp_prepare takes its QR.
+    LossParts parts;
+    if (vp_r_valid_ && !dist_ && preconditioned_weights(parts)) {
+      ++trial_counts_.preconditioned;
+      return parts;
+    }
+    ++trial_counts_.qr;
     const bool ahead = lookahead_ && !dist_ && pts_.rows() > 0;
     if (ahead) enqueue_lookahead();
-    LossParts parts;
-    const bool preconditioned = vp_r_valid_ && !dist_ && preconditioned_weights(parts);
-    if (preconditioned) {
-      ++trial_counts_.preconditioned;
-    } else {
-      ++trial_counts_.qr;
-      solve_weights_qr();
-    }
+    solve_weights_qr();
     if (ahead) {
       CUDA_CHECK(cudaStreamWaitEvent(stream_, ahead_.join, 0));
       ahead_.valid = true;
     }
-    return preconditioned ? parts : residuals();
+    return residuals();
   }
 
   typename RbfBackend<T>::VpTrialCounts vp_trial_counts() const override { return trial_counts_; }
