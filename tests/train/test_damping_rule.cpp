@@ -1,8 +1,15 @@
 // Levenberg–Marquardt's damping update (training_rules.hpp DampingRule): Marquardt's fixed
-// factors, the bracketing rule and Nielsen's gain-ratio rule, with their floor and ceiling.
+// factors, the bracketing rule and Nielsen's gain-ratio rule, with their floor and ceiling; and
+// each through a whole variable-projection solve (training.lm.update).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "solver/train/training_rules.hpp"
+#include "tests/common/resume_runs.hpp"
+#include "tests/common/summary_counts.hpp"
 
 namespace rbfpde::training_rules {
 namespace {
@@ -63,6 +70,31 @@ TEST(DampingRule, KindsByName) {
   EXPECT_EQ(damping_kind("marquardt"), DampingRule::kMarquardt);
   EXPECT_EQ(damping_kind("bracket"), DampingRule::kBracket);
   EXPECT_EQ(damping_kind("nielsen"), DampingRule::kNielsen);
+}
+
+// The seed problem with 49 neurons, 60 iterations: every rule descends to the same order of error
+// (measured on 2 threads 3.2e-5, 7.7e-5, 2.2e-4), Marquardt's and the bracketing rule with about
+// two tries an iteration, Nielsen's with about one (115, 115 and 65 tries).
+TEST(DampingRule, EachRuleSolvesAndNielsensTriesOnceAnIteration) {
+  using test_inputs::summary_count;
+  for (const char* rule : {"marquardt", "bracket", "nielsen"}) {
+    SCOPED_TRACE(rule);
+    const test_runs::RunFiles r =
+        test_runs::run("poisson2d", std::string("damping_") + rule,
+                       {"model.neurons=49", "training.max_cycles=60",
+                        std::string("training.lm.update=") + rule});
+    const std::string summary = test_runs::read_text(r.dir + "/summary.json");
+    const long tries = summary_count(summary, "trials_qr");
+    std::printf("%s: relative L2 %.3e, %ld tries in %ld iterations\n", rule, r.result.errors.rel_l2,
+                tries, r.result.outcome.cycles);
+    EXPECT_EQ(r.result.exit_code, 0) << r.result.unsound;
+    EXPECT_EQ(r.result.outcome.cycles, 60);
+    EXPECT_LT(r.result.errors.rel_l2, 1e-3);
+    if (std::string(rule) == "nielsen")
+      EXPECT_LT(tries, 1.5 * r.result.outcome.cycles) << summary;
+    else
+      EXPECT_GT(tries, 1.5 * r.result.outcome.cycles) << summary;
+  }
 }
 
 }  // namespace
