@@ -543,13 +543,11 @@ class CpuRbfBackend final : public RbfBackend<T> {
   // ½‖R‖² − ½‖R + Jδ‖² = −δᵀJᵀR − ½δᵀJᵀJδ for the step δ = θ − θ0 taken (widths clamped) on the
   // parameters of JᵀJ: all of θ (LM) or the centres and widths (variable projection).
   void set_predicted_decrease(bool centres_and_widths) {
-    const int m = neurons();
-    const Eigen::Index p = JtR_.size();
-    Vector<T> step(p);
-    Eigen::Index at = 0;
-    if (!centres_and_widths) step.segment(at, m) = w_ - theta0_w_, at += m;
-    step.segment(at, Eigen::Index(m) * D) = c_ - theta0_c_;
-    step.segment(at + Eigen::Index(m) * D, m) = a_ - theta0_a_;
+    const Eigen::Index m = neurons(), first = centres_and_widths ? 0 : m;
+    Vector<T> step(JtR_.size());
+    if (!centres_and_widths) step.head(m) = w_ - theta0_w_;
+    step.segment(first, m * D) = c_ - theta0_c_;
+    step.segment(first + m * D, m) = a_ - theta0_a_;
     const Vector<T> h = JtJ_.template selfadjointView<Eigen::Lower>() * step;
     predicted_decrease_ = -double(step.dot(JtR_)) - 0.5 * double(step.dot(h));
   }
