@@ -169,9 +169,10 @@ LoopRun run_loop(RbfBackend<double>& be, const RbfParameters<double>& init, doub
   LoopRun run;
   const auto start = std::chrono::steady_clock::now();
   run.loss = be.residuals();
+  training_rules::DampingHistory history;
   for (int it = 0; it < iterations; ++it) {
     const LossParts before = be.vp_prepare();
-    training_rules::DampingRule damping(update, training_rules::min_damping<double>());
+    training_rules::DampingRule damping(update, training_rules::min_damping<double>(), &history);
     for (int attempt = 0; attempt < 12; ++attempt) {
       ++tries;
       const LossParts after = be.vp_try(mu);
@@ -248,15 +249,17 @@ bool time_config(const std::string& path) {
   const Problem problem = Problem::build(config.problem);
   const TrainingConfig& tc = config.training;
   // QR trials without and with the look-ahead, and preconditioned trials (the defaults), with
-  // Marquardt's update; preconditioned trials with the bracketing update and with Nielsen's.
+  // Marquardt's update; preconditioned trials with the bracketing update, Nielsen's and the
+  // hybrid.
   using Rule = training_rules::DampingRule;
-  constexpr int kVariants = 5;
+  constexpr int kVariants = 6;
   const char* names[kVariants] = {"QR trials, no look-ahead, Marquardt",
                                   "QR trials, look-ahead, Marquardt",
                                   "preconditioned, Marquardt (defaults)",
-                                  "preconditioned, bracket", "preconditioned, Nielsen"};
+                                  "preconditioned, bracket", "preconditioned, Nielsen",
+                                  "preconditioned, hybrid"};
   const Rule::Kind update[kVariants] = {Rule::kMarquardt, Rule::kMarquardt, Rule::kMarquardt,
-                                        Rule::kBracket, Rule::kNielsen};
+                                        Rule::kBracket,    Rule::kNielsen,   Rule::kHybrid};
   std::unique_ptr<RbfBackend<double>> backends[kVariants];
   for (int i = 0; i < kVariants; ++i) {
     BackendOptions options;

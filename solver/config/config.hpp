@@ -39,8 +39,8 @@ struct TrainingConfig {
   int cg_iterations = 50;
   double cg_tolerance = 1e-14;
   double lm_damping = 1e-2;     // initial μ
-  // How μ moves between trial steps: "marquardt" (÷10 / ×10), "bracket" or "nielsen" (from the
-  // gain ratio) (training_rules.hpp DampingRule)
+  // How μ moves between trial steps: "marquardt" (÷10 / ×10), "bracket", "nielsen" (from the
+  // gain ratio) or "hybrid" (Marquardt's, then Nielsen's) (training_rules.hpp DampingRule)
   std::string lm_update = "marquardt";
   // varpro: how a trial step solves its weights, "preconditioned" (QR where that is not usable),
   // "qr", or "auto": preconditioned on the CUDA backend, QR on the CPU

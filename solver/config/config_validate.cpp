@@ -424,7 +424,7 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
       training.lm_damping = read_double(f, positive, "a positive number");
     }
     if (const Field f = lm.child("update"); f.present()) {
-      training.lm_update = read_choice(f, {"marquardt", "bracket", "nielsen"});
+      training.lm_update = read_choice(f, {"marquardt", "bracket", "nielsen", "hybrid"});
     }
     if (const Field f = lm.child("trial_weights"); f.present()) {
       training.trial_weights = read_choice(f, {"auto", "preconditioned", "qr"});

@@ -13,9 +13,9 @@ namespace rbfpde {
 namespace {
 
 // "RBFCKPT" and the format's digit: 1 (RBF only, no model field), 2 (no restart count), 3 (no
-// batch coefficients), 4.
+// batch coefficients), 4 (no damping history), 5.
 constexpr char kMagic[7] = {'R', 'B', 'F', 'C', 'K', 'P', 'T'};
-constexpr char kFormat = '4';
+constexpr char kFormat = '5';
 
 // What must match between the run that wrote a checkpoint and the run resuming it: everything
 // but the stopping rules (the MLP's L-BFGS iterations and varpro's restarts among them),
@@ -195,6 +195,9 @@ void put_state(Writer& w, const TrainerState<T>& s) {
   w.put_vector(s.params.centres);
   w.put_vector(s.params.widths);
   w.put<std::int32_t>(s.restarts);
+  w.put<std::int32_t>(s.damping.alternations);
+  w.put<std::int32_t>(s.damping.nielsen ? 1 : 0);
+  w.put<std::int64_t>(s.damping.nielsen_since);
 }
 
 template <class T>
@@ -212,6 +215,11 @@ void get_state(Reader& r, TrainerState<T>& s, char format) {
   s.params.centres = r.get_vector<T>();
   s.params.widths = r.get_vector<T>();
   s.restarts = format >= '3' ? r.get<std::int32_t>() : 0;
+  if (format >= '5') {
+    s.damping.alternations = r.get<std::int32_t>();
+    s.damping.nielsen = r.get<std::int32_t>() != 0;
+    s.damping.nielsen_since = r.get<std::int64_t>();
+  }
 }
 
 void put_vectors(Writer& w, const std::deque<std::vector<double>>& vs) {

@@ -251,6 +251,7 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
   const int report_every = std::max(1, config_.output.report_every);
   long& cycle = state_.cycle;
   double mu = tc.lm_damping;
+  DampingHistory history;
   std::vector<double> jtj_flat, jtr_flat;
   while (cycle < tc.max_cycles) {
     if (cycle > 0 && tc.resample_every > 0 && cycle % tc.resample_every == 0)
@@ -266,7 +267,7 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
     const double floor = std::max(jtj.diagonal().maxCoeff() * 1e-12, 1e-300);
     LossParts after = before;
     bool accepted = false;
-    DampingRule damping(damping_kind(tc.lm_update), min_damping<T>());
+    DampingRule damping(damping_kind(tc.lm_update), min_damping<T>(), &history);
     for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
       Mat a = jtj;
       Vec mu_d(np);

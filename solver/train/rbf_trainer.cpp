@@ -207,6 +207,7 @@ std::string RbfTrainer<T>::relocate_neurons(PhaseTimes& times) {
   const LossParts after = backend_.residuals();
   state_.params = backend_.parameters();
   state_.mu = tc.lm_damping;
+  state_.damping = DampingHistory{};
   ++state_.restarts;
   times.weights += since(t0);
   return "restart " + std::to_string(state_.restarts) + " of " + std::to_string(tc.restarts) +
@@ -293,7 +294,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       LossParts after = before;
       bool accepted = false;
       // Shrink μ after a success, grow it until the step helps (training.lm.update).
-      DampingRule damping(damping_kind(tc.lm_update), kMinDamping);
+      DampingRule damping(damping_kind(tc.lm_update), kMinDamping, &state_.damping);
       for (int attempt = 0; attempt < 12; ++attempt) {
         after = vp ? backend_.vp_try(T(state_.mu)) : backend_.lm_try(T(state_.mu));
         if (finite(after) && after.loss < before.loss) {
@@ -306,6 +307,8 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
         state_.mu = damping.rejected(state_.mu);
       }
       loss = accepted ? after : before;
+      if (state_.damping.nielsen && state_.damping.nielsen_since == 0)
+        state_.damping.nielsen_since = state_.cycle;
       out.times.lm += since(t0);
     } else {
       auto t0 = Clock::now();

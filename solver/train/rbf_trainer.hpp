@@ -13,6 +13,7 @@
 #include "problems/random.hpp"
 #include "solver/config/config.hpp"
 #include "solver/train/train_outcome.hpp"
+#include "solver/train/training_rules.hpp"
 
 namespace rbfpde {
 
@@ -21,6 +22,7 @@ template <class T>
 struct TrainerState {
   long cycle = 0;
   double mu = 0;               // LM damping
+  training_rules::DampingHistory damping;  // the damping rule's history (training.lm.update)
   int restarts = 0;            // neuron relocations so far (training.restarts)
   double reference_loss = 0;   // the initial network's loss (divergence is judged against it)
   int exploded_cycles = 0;

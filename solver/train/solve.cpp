@@ -158,6 +158,10 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   Json counts = Json::object();
   counts.set("neurons", params.neurons());
   counts.set("restarts", last_state.restarts);
+  // The iteration where the hybrid damping update switched to Nielsen's rule since the last
+  // restart (0: it did not).
+  if (config.training.lm_update == "hybrid")
+    counts.set("damping_nielsen_since", static_cast<long long>(last_state.damping.nielsen_since));
   if (config.training.method == "varpro") {
     // How this process's trial steps solved their weights (training.lm.trial_weights).
     const auto trials = backend->vp_trial_counts();

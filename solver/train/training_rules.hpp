@@ -41,6 +41,14 @@ constexpr double min_damping() {
 }
 constexpr double kMaxDamping = 1e12;
 
+// What the hybrid update (below) carries from one iteration to the next; part of the trainer's
+// state and of its checkpoint.
+struct DampingHistory {
+  int alternations = 0;  // consecutive iterations whose first try failed and second succeeded
+  bool nielsen = false;  // the hybrid update has switched to Nielsen's rule
+  long nielsen_since = 0;  // the iteration that switched it (kept by the trainer), 0 before
+};
+
 // How μ moves between the trial steps of an iteration (training.lm.update; docs/mathematics.md,
 // "Damping"), one rule an iteration:
 // - kMarquardt: μ/10 after an accepted step, 10μ after a rejected one;
@@ -48,16 +56,31 @@ constexpr double kMaxDamping = 1e12;
 //   after rejections (it then lies within a factor of the smallest μ that helps); after a
 //   rejection μ grows by ν, ν = 2, 4, 8, … within the iteration;
 // - kNielsen: from the gain ratio ρ = actual / predicted decrease of the accepted step,
-//   μ·max(1/3, 1 − (2ρ − 1)³); after a rejection μ grows by ν, ν = 2, 4, 8, ….
+//   μ·max(1/3, 1 − (2ρ − 1)³); after a rejection μ grows by ν, ν = 2, 4, 8, …;
+// - kHybrid: Marquardt's rule until it has alternated (first try rejected, second accepted) in
+//   kHybridAlternations consecutive iterations, then Nielsen's. Its DampingHistory says which.
 class DampingRule {
  public:
-  enum Kind { kMarquardt, kBracket, kNielsen };
+  enum Kind { kMarquardt, kBracket, kNielsen, kHybrid };
+  static constexpr int kHybridAlternations = 10;
 
-  DampingRule(Kind kind, double min_mu) : kind_(kind), min_mu_(min_mu) {}
+  // `history` carries the hybrid rule's switch between iterations; the other rules keep it too
+  // (alternations counted) but do not read it. Without one, the rule keeps its own.
+  DampingRule(Kind kind, double min_mu, DampingHistory* history = nullptr)
+      : min_mu_(min_mu), history_(history ? history : &own_history_) {
+    kind_ = kind != kHybrid ? kind : history_->nielsen ? kNielsen : kMarquardt;
+  }
+  DampingRule(const DampingRule&) = delete;
+  DampingRule& operator=(const DampingRule&) = delete;
+
+  // The rule this iteration follows (a hybrid one's current phase).
+  Kind kind() const { return kind_; }
 
   // μ after an accepted step that lowered the loss by `actual_decrease` where the linearised
   // residuals predicted `predicted_decrease` (used by kNielsen only).
-  double accepted(double mu, double actual_decrease, double predicted_decrease) const {
+  double accepted(double mu, double actual_decrease, double predicted_decrease) {
+    history_->alternations = rejections_ == 1 ? history_->alternations + 1 : 0;
+    if (history_->alternations >= kHybridAlternations) history_->nielsen = true;
     double factor = 0.1;
     if (kind_ == kBracket && rejections_ > 0) factor = 1;
     if (kind_ == kNielsen) {
@@ -70,6 +93,8 @@ class DampingRule {
 
   double rejected(double mu) {
     ++rejections_;
+    // Two rejections (or an iteration that accepts nothing) end a run of alternations.
+    if (rejections_ > 1) history_->alternations = 0;
     const double factor = kind_ == kMarquardt ? 10.0 : std::ldexp(1.0, rejections_);
     return std::min(mu * factor, kMaxDamping);
   }
@@ -78,12 +103,16 @@ class DampingRule {
   Kind kind_;
   double min_mu_;
   int rejections_ = 0;
+  DampingHistory own_history_;
+  DampingHistory* history_;
 };
 
-// training.lm.update's value ("marquardt", "bracket" or "nielsen") as a DampingRule kind.
+// training.lm.update's value ("marquardt", "bracket", "nielsen" or "hybrid") as a DampingRule
+// kind.
 inline DampingRule::Kind damping_kind(const std::string& update) {
   if (update == "bracket") return DampingRule::kBracket;
   if (update == "nielsen") return DampingRule::kNielsen;
+  if (update == "hybrid") return DampingRule::kHybrid;
   return DampingRule::kMarquardt;
 }
 

@@ -170,7 +170,8 @@ const BadConfig kBadConfigs[] = {
     {"fractional_restarts", with_problem("training:\n  restarts: 1.5\n"),
      "7:13: training.restarts: expected a non-negative integer, found \"1.5\""},
     {"bad_lm_update", with_problem("training:\n  lm: {update: trust}\n"),
-     "7:16: training.lm.update: expected one of marquardt, bracket, nielsen, found \"trust\""},
+     "7:16: training.lm.update: expected one of marquardt, bracket, nielsen, hybrid, found "
+     "\"trust\""},
     {"bad_trial_weights", with_problem("training:\n  lm: {trial_weights: cholesky}\n"),
      "7:23: training.lm.trial_weights: expected one of auto, preconditioned, qr, found "
      "\"cholesky\""},

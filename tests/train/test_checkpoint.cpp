@@ -29,6 +29,21 @@ TEST(Checkpoint, LmResumesToTheUninterruptedResult) {
   check_resume_matches("poisson2d_seed_lm", "lm", {"training.max_cycles=40"}, 17);
 }
 
+// The hybrid damping update's switch to Nielsen's rule is part of the state: stopped after the
+// switch, the resumed run goes on with Nielsen's rule as the uninterrupted one does (with
+// Marquardt's it would take different steps).
+TEST(Checkpoint, HybridDampingResumesAfterItsSwitch) {
+  const std::vector<std::string> extra = {"training.max_cycles=90", "training.lm.update=hybrid",
+                                          "training.restarts=0"};
+  check_resume_matches("poisson2d", "hybrid", extra, 80);
+  const std::string summary = read_text(std::string(RBFPDE_TEST_TMP) +
+                                        "/checkpoint_hybrid_full/summary.json");
+  const long since = test_inputs::summary_count(summary, "damping_nielsen_since");
+  std::printf("switched to Nielsen's rule at iteration %ld\n", since);
+  EXPECT_GT(since, 0);
+  EXPECT_LT(since, 80);
+}
+
 TEST(Checkpoint, FloatResumesToo) {
   check_resume_matches("poisson2d_seed_lm", "float",
                        {"training.max_cycles=30", "compute.precision=float"}, 11);

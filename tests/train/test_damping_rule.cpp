@@ -14,6 +14,8 @@
 namespace rbfpde::training_rules {
 namespace {
 
+using Kind = DampingRule::Kind;
+
 TEST(DampingRule, MarquardtUsesFactorTen) {
   DampingRule rule(DampingRule::kMarquardt, 1e-15);
   EXPECT_DOUBLE_EQ(rule.accepted(1.0, 1.0, 2.0), 0.1);
@@ -37,7 +39,7 @@ TEST(DampingRule, BracketShrinksAfterAFirstTrySuccessAndKeepsAMuFoundByRejection
 }
 
 TEST(DampingRule, NielsenFollowsTheGainRatio) {
-  const DampingRule rule(DampingRule::kNielsen, 1e-15);
+  DampingRule rule(DampingRule::kNielsen, 1e-15);
   // ρ = 1 (and above): the model was exact, μ shrinks by the largest factor, 3.
   EXPECT_DOUBLE_EQ(rule.accepted(1.0, 2.0, 2.0), 1.0 / 3.0);
   EXPECT_DOUBLE_EQ(rule.accepted(1.0, 5.0, 2.0), 1.0 / 3.0);
@@ -62,14 +64,61 @@ TEST(DampingRule, StaysBetweenTheFloorAndTheCeiling) {
     EXPECT_DOUBLE_EQ(rule.rejected(kMaxDamping), kMaxDamping);
   }
   // A poor success cannot push μ past the ceiling either.
-  const DampingRule rule(DampingRule::kNielsen, 1e-15);
+  DampingRule rule(DampingRule::kNielsen, 1e-15);
   EXPECT_DOUBLE_EQ(rule.accepted(kMaxDamping, 1e-12, 1.0), kMaxDamping);
+}
+
+// The hybrid rule is Marquardt's until ten consecutive iterations have each failed at the first
+// try and succeeded at the second; Nielsen's from then on. An iteration that needs two rejections
+// (or none) starts the count again.
+TEST(DampingRule, HybridSwitchesToNielsenAfterTenAlternations) {
+  DampingHistory history;
+  auto alternate = [&] {
+    DampingRule rule(DampingRule::kHybrid, 1e-15, &history);
+    const Kind kind = rule.kind();
+    EXPECT_DOUBLE_EQ(rule.accepted(rule.rejected(1.0), 1.0, 2.0),
+                     kind == DampingRule::kMarquardt ? 1.0 : 2.0);
+    return kind;
+  };
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(alternate(), DampingRule::kMarquardt);
+  EXPECT_EQ(history.alternations, 9);
+  {
+    DampingRule twice(DampingRule::kHybrid, 1e-15, &history);
+    twice.rejected(1.0);
+    twice.rejected(10.0);
+    EXPECT_EQ(history.alternations, 0);
+    EXPECT_DOUBLE_EQ(twice.accepted(100.0, 1.0, 2.0), 10.0);
+  }
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(alternate(), DampingRule::kMarquardt);
+  {
+    DampingRule first_try(DampingRule::kHybrid, 1e-15, &history);
+    first_try.accepted(1.0, 1.0, 2.0);
+    EXPECT_EQ(history.alternations, 0);
+  }
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(alternate(), DampingRule::kMarquardt);
+  EXPECT_TRUE(history.nielsen);
+  // Nielsen's from now on, whatever follows.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(alternate(), DampingRule::kNielsen);
+  DampingRule after(DampingRule::kHybrid, 1e-15, &history);
+  EXPECT_EQ(after.kind(), DampingRule::kNielsen);
+  EXPECT_DOUBLE_EQ(after.accepted(1.0, 2.0, 2.0), 1.0 / 3.0);
+  // The other rules count alternations but never switch.
+  DampingHistory marquardt_history;
+  for (int i = 0; i < 12; ++i) {
+    DampingRule rule(DampingRule::kMarquardt, 1e-15, &marquardt_history);
+    EXPECT_EQ(rule.kind(), DampingRule::kMarquardt);
+    rule.accepted(rule.rejected(1.0), 1.0, 2.0);
+  }
+  EXPECT_EQ(marquardt_history.alternations, 12);
+  EXPECT_EQ(DampingRule(DampingRule::kMarquardt, 1e-15, &marquardt_history).kind(),
+            DampingRule::kMarquardt);
 }
 
 TEST(DampingRule, KindsByName) {
   EXPECT_EQ(damping_kind("marquardt"), DampingRule::kMarquardt);
   EXPECT_EQ(damping_kind("bracket"), DampingRule::kBracket);
   EXPECT_EQ(damping_kind("nielsen"), DampingRule::kNielsen);
+  EXPECT_EQ(damping_kind("hybrid"), DampingRule::kHybrid);
 }
 
 // The seed problem with 49 neurons, 60 iterations: every rule descends to the same order of error
