@@ -41,7 +41,7 @@ struct TrainingConfig {
   double lm_damping = 1e-2;     // initial μ
   // How μ moves between trial steps: "marquardt" (÷10 / ×10), "bracket", "nielsen" (from the
   // gain ratio) or "hybrid" (Marquardt's, then Nielsen's) (training_rules.hpp DampingRule)
-  std::string lm_update = "marquardt";
+  std::string lm_update = "hybrid";
   // varpro: how a trial step solves its weights, "preconditioned" (QR where that is not usable),
   // "qr", or "auto": preconditioned on the CUDA backend, QR on the CPU
   // (BackendOptions::vp_preconditioned_trials)
