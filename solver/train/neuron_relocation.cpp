@@ -44,8 +44,10 @@ void column_squares(const RbfParameters<double>& p, const CollocationBatch& batc
 
 }  // namespace
 
-int relocated_count(int neurons) {
-  return std::max(1, int(std::lround(kRelocatedShare * neurons)));
+int relocated_count(int neurons, int restarts_so_far) {
+  const long first = std::max(1L, std::lround(kRelocatedShare * neurons));
+  const long doubled = first << std::min(restarts_so_far, 20);
+  return int(std::min<long>(doubled, std::max(1, neurons / 2)));
 }
 
 std::vector<double> feature_column_squares(const RbfParameters<double>& params,

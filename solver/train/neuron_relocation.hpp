@@ -13,9 +13,12 @@
 
 namespace rbfpde {
 
-// The share of the neurons one restart relocates (at least one neuron).
+// The share of the neurons the first restart relocates (at least one neuron); each later restart
+// of the run moves twice as many as the one before, at most half the network: a minimum that one
+// restart's few neurons did not leave needs a larger move.
 constexpr double kRelocatedShare = 0.05;
-int relocated_count(int neurons);
+// How many neurons the restart that follows `restarts_so_far` earlier ones relocates.
+int relocated_count(int neurons, int restarts_so_far);
 
 // For every neuron k, this batch's part of |F_k|², the squared norm of its scaled feature column
 // F_k = [L φ_k / √N ; √(λ/K)·B φ_k] (L, B the batch's interior and boundary rows, N and K the

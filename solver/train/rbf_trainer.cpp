@@ -178,7 +178,7 @@ std::string RbfTrainer<T>::relocate_neurons(PhaseTimes& times) {
   // Usefulness over the union batch: each rank's share of |F_k|² summed.
   std::vector<double> squares = feature_column_squares(p, batch, tc.penalty, n_total, k_total);
   if (comm_->size() > 1) comm_->allreduce_sum(squares.data(), squares.size());
-  const int count = relocated_count(m);
+  const int count = relocated_count(m, state_.restarts);
   const std::vector<int> moved = least_useful_neurons(p.weights, squares, count);
 
   // Targets: every rank's largest residuals, gathered, so that all ranks choose the same ones.

@@ -47,6 +47,7 @@ struct StallRun {
   TrainerState<double> state;
   double best_loss = std::numeric_limits<double>::infinity();  // over the reports
   std::vector<long> restart_cycles;
+  std::vector<std::string> restart_notes;
 };
 
 // Trains `config` from its initial network; with stop_after ≥ 0 interrupted after that many
@@ -62,7 +63,10 @@ StallRun train_stalling(const Config& config, long stop_after = -1,
   RbfTrainer<double> trainer(config, problem, *backend);
   StallRun run;
   RestartHooks hooks;
-  hooks.restarted = [&](long cycle, const std::string&) { run.restart_cycles.push_back(cycle); };
+  hooks.restarted = [&](long cycle, const std::string& note) {
+    run.restart_cycles.push_back(cycle);
+    run.restart_notes.push_back(note);
+  };
   trainer.set_restart_hooks(hooks);
   const ReportFn<double> report = [&](long, double, const LossParts& loss, RbfBackend<double>&,
                                       bool) {
@@ -95,6 +99,12 @@ TEST(Restarts, AStallFarAboveTheFloorIsRelocatedAndTheLossImproves) {
               restarted.outcome.stop_reason.c_str());
   ASSERT_GE(restarted.restart_cycles.size(), 1u);
   EXPECT_EQ(restarted.state.restarts, int(restarted.restart_cycles.size()));
+  // Each restart moves twice as many neurons as the one before (1, then 2 of 6).
+  for (std::size_t i = 0; i < restarted.restart_notes.size(); ++i) {
+    const std::string moved = " " + std::to_string(relocated_count(6, int(i))) + " of 6 neurons moved";
+    EXPECT_NE(restarted.restart_notes[i].find(moved), std::string::npos)
+        << restarted.restart_notes[i];
+  }
   // The first restart is the stall of the plain run: the same trajectory up to there.
   EXPECT_EQ(restarted.restart_cycles[0], plain.outcome.cycles);
   EXPECT_LT(restarted.best_loss, 0.9 * plain.best_loss);
@@ -215,8 +225,18 @@ TEST(NeuronRelocation, FeatureColumnsMatchTheBackendsRows) {
 TEST(NeuronRelocation, LeastUsefulAndTargetsAreChosenByTheirRules) {
   // Usefulness |w|·|F|: 2·1, 0.5·4, 3·0.1, 0 → neurons 3, 2, then 0 and 1 tied (lower first).
   EXPECT_EQ(least_useful_neurons({2, 0.5, 3, 0}, {1, 16, 0.01, 5}, 3), (std::vector<int>{3, 2, 0}));
-  EXPECT_EQ(relocated_count(6), 1);
-  EXPECT_EQ(relocated_count(196), 10);
+  // 5 % of the network at the first restart, twice the previous count at each later one, at most
+  // half the network.
+  EXPECT_EQ(relocated_count(6, 0), 1);
+  EXPECT_EQ(relocated_count(6, 1), 2);
+  EXPECT_EQ(relocated_count(6, 2), 3);
+  EXPECT_EQ(relocated_count(196, 0), 10);
+  EXPECT_EQ(relocated_count(196, 1), 20);
+  EXPECT_EQ(relocated_count(196, 2), 40);
+  EXPECT_EQ(relocated_count(196, 3), 80);
+  EXPECT_EQ(relocated_count(196, 4), 98);
+  EXPECT_EQ(relocated_count(196, 60), 98);
+  EXPECT_EQ(relocated_count(1, 3), 1);
   // Candidates (score, x, y); −1 rows are padding.
   const std::vector<double> candidates = {0.5, 0.0, 0.0, 0.9, 0.5, 0.5, 0.8, 0.52, 0.5,
                                           -1,  0.0, 0.0, 0.7, 0.9, 0.1, 0.1, 0.3,  0.3};
