@@ -64,11 +64,11 @@ class DampingRule {
   enum Kind { kMarquardt, kBracket, kNielsen, kHybrid };
   static constexpr int kHybridAlternations = 10;
 
-  // `history` carries the hybrid rule's switch between iterations; the other rules keep it too
-  // (alternations counted) but do not read it. Without one, the rule keeps its own.
+  // `history` carries the hybrid rule's switch between iterations; the other rules count
+  // alternations in it too but never switch. Without one, the rule keeps its own.
   DampingRule(Kind kind, double min_mu, DampingHistory* history = nullptr)
-      : min_mu_(min_mu), history_(history ? history : &own_history_) {
-    kind_ = kind != kHybrid ? kind : history_->nielsen ? kNielsen : kMarquardt;
+      : min_mu_(min_mu), hybrid_(kind == kHybrid), history_(history ? history : &own_history_) {
+    kind_ = !hybrid_ ? kind : history_->nielsen ? kNielsen : kMarquardt;
   }
   DampingRule(const DampingRule&) = delete;
   DampingRule& operator=(const DampingRule&) = delete;
@@ -80,7 +80,7 @@ class DampingRule {
   // residuals predicted `predicted_decrease` (used by kNielsen only).
   double accepted(double mu, double actual_decrease, double predicted_decrease) {
     history_->alternations = rejections_ == 1 ? history_->alternations + 1 : 0;
-    if (history_->alternations >= kHybridAlternations) history_->nielsen = true;
+    if (hybrid_ && history_->alternations >= kHybridAlternations) history_->nielsen = true;
     double factor = 0.1;
     if (kind_ == kBracket && rejections_ > 0) factor = 1;
     if (kind_ == kNielsen) {
@@ -102,6 +102,7 @@ class DampingRule {
  private:
   Kind kind_;
   double min_mu_;
+  bool hybrid_;
   int rejections_ = 0;
   DampingHistory own_history_;
   DampingHistory* history_;

@@ -110,6 +110,7 @@ TEST(DampingRule, HybridSwitchesToNielsenAfterTenAlternations) {
     rule.accepted(rule.rejected(1.0), 1.0, 2.0);
   }
   EXPECT_EQ(marquardt_history.alternations, 12);
+  EXPECT_FALSE(marquardt_history.nielsen);
   EXPECT_EQ(DampingRule(DampingRule::kMarquardt, 1e-15, &marquardt_history).kind(),
             DampingRule::kMarquardt);
 }
