@@ -140,7 +140,7 @@ TEST(Defaults, MinimalConfigGetsEveryDefault) {
   EXPECT_EQ(c.training.max_cycles, 1000);
   EXPECT_EQ(c.training.tolerance, 0);
   EXPECT_EQ(c.training.patience, 150);
-  EXPECT_EQ(c.training.restarts, 3);
+  EXPECT_EQ(c.training.restarts, 5);
   EXPECT_EQ(c.training.time_limit, 0);
   EXPECT_EQ(c.training.gd_steps, 1);
   EXPECT_EQ(c.training.gd_learning_rate, 1.0);
@@ -192,7 +192,7 @@ TEST(VarproDefaults, ProblemOnly2D) {
   EXPECT_EQ(c.training.max_cycles, 1000);
   EXPECT_EQ(c.training.tolerance, 0.0);
   EXPECT_EQ(c.training.patience, 150);
-  EXPECT_EQ(c.training.restarts, 3);
+  EXPECT_EQ(c.training.restarts, 5);
   // Restarts may be turned off or raised; 0 is accepted for any method.
   EXPECT_EQ(load_config(write_tmp("varpro2d_r0.yaml", kProblem), {"training.restarts=0"})
                 .training.restarts,
