@@ -30,18 +30,18 @@ TEST(Checkpoint, LmResumesToTheUninterruptedResult) {
 }
 
 // The hybrid damping update's switch to Nielsen's rule is part of the state: stopped after the
-// switch, the resumed run goes on with Nielsen's rule as the uninterrupted one does (with
-// Marquardt's it would take different steps).
+// switch (at iteration 53 with 36 neurons, measured), the resumed run goes on with Nielsen's rule
+// as the uninterrupted one does (with Marquardt's it would take different steps).
 TEST(Checkpoint, HybridDampingResumesAfterItsSwitch) {
-  const std::vector<std::string> extra = {"training.max_cycles=90", "training.lm.update=hybrid",
-                                          "training.restarts=0"};
-  check_resume_matches("poisson2d", "hybrid", extra, 80);
+  const std::vector<std::string> extra = {"model.neurons=36", "training.max_cycles=70",
+                                          "training.lm.update=hybrid", "training.restarts=0"};
+  check_resume_matches("poisson2d", "hybrid", extra, 60);
   const std::string summary = read_text(std::string(RBFPDE_TEST_TMP) +
                                         "/checkpoint_hybrid_full/summary.json");
   const long since = test_inputs::summary_count(summary, "damping_nielsen_since");
   std::printf("switched to Nielsen's rule at iteration %ld\n", since);
   EXPECT_GT(since, 0);
-  EXPECT_LT(since, 80);
+  EXPECT_LT(since, 60);
 }
 
 TEST(Checkpoint, FloatResumesToo) {
