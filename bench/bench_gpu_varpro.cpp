@@ -172,7 +172,8 @@ LoopRun run_loop(RbfBackend<double>& be, const RbfParameters<double>& init, doub
   training_rules::DampingHistory history;
   for (int it = 0; it < iterations; ++it) {
     const LossParts before = be.vp_prepare();
-    training_rules::DampingRule damping(update, training_rules::min_damping<double>(), &history);
+    training_rules::DampingRule damping(update, training_rules::min_damping<double>(), &history,
+                                        it + 1);
     for (int attempt = 0; attempt < 12; ++attempt) {
       ++tries;
       const LossParts after = be.vp_try(mu);

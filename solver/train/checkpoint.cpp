@@ -196,7 +196,6 @@ void put_state(Writer& w, const TrainerState<T>& s) {
   w.put_vector(s.params.widths);
   w.put<std::int32_t>(s.restarts);
   w.put<std::int32_t>(s.damping.alternations);
-  w.put<std::int32_t>(s.damping.nielsen ? 1 : 0);
   w.put<std::int64_t>(s.damping.nielsen_since);
 }
 
@@ -217,7 +216,6 @@ void get_state(Reader& r, TrainerState<T>& s, char format) {
   s.restarts = format >= '3' ? r.get<std::int32_t>() : 0;
   if (format >= '5') {
     s.damping.alternations = r.get<std::int32_t>();
-    s.damping.nielsen = r.get<std::int32_t>() != 0;
     s.damping.nielsen_since = r.get<std::int64_t>();
   }
 }

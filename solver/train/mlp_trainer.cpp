@@ -267,7 +267,7 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
     const double floor = std::max(jtj.diagonal().maxCoeff() * 1e-12, 1e-300);
     LossParts after = before;
     bool accepted = false;
-    DampingRule damping(damping_kind(tc.lm_update), min_damping<T>(), &history);
+    DampingRule damping(damping_kind(tc.lm_update), min_damping<T>(), &history, cycle + 1);
     for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
       Mat a = jtj;
       Vec mu_d(np);

@@ -294,7 +294,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       LossParts after = before;
       bool accepted = false;
       // Shrink μ after a success, grow it until the step helps (training.lm.update).
-      DampingRule damping(damping_kind(tc.lm_update), kMinDamping, &state_.damping);
+      DampingRule damping(damping_kind(tc.lm_update), kMinDamping, &state_.damping, state_.cycle);
       for (int attempt = 0; attempt < 12; ++attempt) {
         after = vp ? backend_.vp_try(T(state_.mu)) : backend_.lm_try(T(state_.mu));
         if (finite(after) && after.loss < before.loss) {
@@ -307,8 +307,6 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
         state_.mu = damping.rejected(state_.mu);
       }
       loss = accepted ? after : before;
-      if (state_.damping.nielsen && state_.damping.nielsen_since == 0)
-        state_.damping.nielsen_since = state_.cycle;
       out.times.lm += since(t0);
     } else {
       auto t0 = Clock::now();

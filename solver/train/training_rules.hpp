@@ -44,9 +44,9 @@ constexpr double kMaxDamping = 1e12;
 // What the hybrid update (below) carries from one iteration to the next; part of the trainer's
 // state and of its checkpoint.
 struct DampingHistory {
-  int alternations = 0;  // consecutive iterations whose first try failed and second succeeded
-  bool nielsen = false;  // the hybrid update has switched to Nielsen's rule
-  long nielsen_since = 0;  // the iteration that switched it (kept by the trainer), 0 before
+  int alternations = 0;    // consecutive iterations whose first try failed and second succeeded
+  long nielsen_since = 0;  // the iteration that switched the hybrid to Nielsen's rule; 0 before
+  bool nielsen() const { return nielsen_since > 0; }
 };
 
 // How μ moves between the trial steps of an iteration (training.lm.update; docs/mathematics.md,
@@ -65,10 +65,14 @@ class DampingRule {
   static constexpr int kHybridAlternations = 10;
 
   // `history` carries the hybrid rule's switch between iterations; the other rules count
-  // alternations in it too but never switch. Without one, the rule keeps its own.
-  DampingRule(Kind kind, double min_mu, DampingHistory* history = nullptr)
-      : min_mu_(min_mu), hybrid_(kind == kHybrid), history_(history ? history : &own_history_) {
-    kind_ = !hybrid_ ? kind : history_->nielsen ? kNielsen : kMarquardt;
+  // alternations in it too but never switch. Without one, the rule keeps its own. `iteration`
+  // (≥ 1) numbers this iteration for the history's record of the switch.
+  DampingRule(Kind kind, double min_mu, DampingHistory* history = nullptr, long iteration = 1)
+      : min_mu_(min_mu),
+        hybrid_(kind == kHybrid),
+        iteration_(iteration),
+        history_(history ? history : &own_history_) {
+    kind_ = !hybrid_ ? kind : history_->nielsen() ? kNielsen : kMarquardt;
   }
   DampingRule(const DampingRule&) = delete;
   DampingRule& operator=(const DampingRule&) = delete;
@@ -80,7 +84,8 @@ class DampingRule {
   // residuals predicted `predicted_decrease` (used by kNielsen only).
   double accepted(double mu, double actual_decrease, double predicted_decrease) {
     history_->alternations = rejections_ == 1 ? history_->alternations + 1 : 0;
-    if (hybrid_ && history_->alternations >= kHybridAlternations) history_->nielsen = true;
+    if (hybrid_ && !history_->nielsen() && history_->alternations >= kHybridAlternations)
+      history_->nielsen_since = iteration_;
     double factor = 0.1;
     if (kind_ == kBracket && rejections_ > 0) factor = 1;
     if (kind_ == kNielsen) {
@@ -103,6 +108,7 @@ class DampingRule {
   Kind kind_;
   double min_mu_;
   bool hybrid_;
+  long iteration_;
   int rejections_ = 0;
   DampingHistory own_history_;
   DampingHistory* history_;

@@ -96,7 +96,7 @@ TEST(DampingRule, HybridSwitchesToNielsenAfterTenAlternations) {
     EXPECT_EQ(history.alternations, 0);
   }
   for (int i = 0; i < 10; ++i) EXPECT_EQ(alternate(), DampingRule::kMarquardt);
-  EXPECT_TRUE(history.nielsen);
+  EXPECT_TRUE(history.nielsen());
   // Nielsen's from now on, whatever follows.
   for (int i = 0; i < 3; ++i) EXPECT_EQ(alternate(), DampingRule::kNielsen);
   DampingRule after(DampingRule::kHybrid, 1e-15, &history);
@@ -110,7 +110,7 @@ TEST(DampingRule, HybridSwitchesToNielsenAfterTenAlternations) {
     rule.accepted(rule.rejected(1.0), 1.0, 2.0);
   }
   EXPECT_EQ(marquardt_history.alternations, 12);
-  EXPECT_FALSE(marquardt_history.nielsen);
+  EXPECT_FALSE(marquardt_history.nielsen());
   EXPECT_EQ(DampingRule(DampingRule::kMarquardt, 1e-15, &marquardt_history).kind(),
             DampingRule::kMarquardt);
 }
