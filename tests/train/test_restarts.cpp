@@ -101,7 +101,8 @@ TEST(Restarts, AStallFarAboveTheFloorIsRelocatedAndTheLossImproves) {
   EXPECT_EQ(restarted.state.restarts, int(restarted.restart_cycles.size()));
   // Each restart moves twice as many neurons as the one before (1, then 2 of 6).
   for (std::size_t i = 0; i < restarted.restart_notes.size(); ++i) {
-    const std::string moved = " " + std::to_string(relocated_count(6, int(i))) + " of 6 neurons moved";
+    const std::string moved =
+        " " + std::to_string(relocated_count(6, int(i))) + " of 6 neurons moved";
     EXPECT_NE(restarted.restart_notes[i].find(moved), std::string::npos)
         << restarted.restart_notes[i];
   }
