@@ -1,14 +1,16 @@
 // Where the time of a variable-projection iteration goes on the CUDA backend, at the default sizes
 // of shipped configs: the backend's calls (vp_prepare, vp_try, solve_weights_qr, residuals) and
 // the cuSOLVER/cuBLAS calls they are made of, timed alone at the same sizes, then the trainer's
-// loop (ms an iteration, trial steps an iteration, loss after 200 iterations) in five variants,
+// loop (ms an iteration, trial steps an iteration, loss after 200 iterations) in eight variants,
 // alternately, kLoopRounds rounds: QR trials without and with the look-ahead factorisation
-// (BackendOptions::vp_lookahead), which follow the same trajectory to the bit (checked: the final
-// parameters), and preconditioned trials (BackendOptions::vp_preconditioned_trials), with
-// Marquardt's update of μ; preconditioned trials with the bracketing update and with Nielsen's
-// (training_rules.hpp DampingRule). Then the preconditioned loop's accept/reject decisions
-// against QR trials' on the same steps (check_decisions). Wall-clock times of calls that end in
-// a synchronisation (the library calls are followed by one), median of kRuns after kWarmup.
+// (BackendOptions::vp_lookahead), and preconditioned trials (BackendOptions::
+// vp_preconditioned_trials) with Marquardt's update of μ, the bracketing update, Nielsen's and the
+// hybrid (training_rules.hpp DampingRule), the last two with and without the look-ahead beside
+// preconditioned trials in Nielsen's phase (vp_expect_accepted_trials). The look-ahead moves no
+// bit: the loops that differ only in it are checked to end with the same parameters. Then the
+// preconditioned loop's accept/reject decisions against QR trials' on the same steps
+// (check_decisions). Wall-clock times of calls that end in a synchronisation (the library calls
+// are followed by one), median of kRuns after kWarmup.
 // Usage: bench_gpu_varpro [config.yaml ...]   (run from the repository root; default: the
 // seed problem, the peak and the cube)
 #include <cublas_v2.h>
@@ -162,7 +164,7 @@ struct LoopRun {
   RbfParameters<double> params;
 };
 LoopRun run_loop(RbfBackend<double>& be, const RbfParameters<double>& init, double mu,
-                 int iterations, training_rules::DampingRule::Kind update) {
+                 int iterations, training_rules::DampingRule::Kind update, bool hint) {
   be.set_parameters(init);
   be.solve_weights_qr();
   long tries = 0;
@@ -174,6 +176,8 @@ LoopRun run_loop(RbfBackend<double>& be, const RbfParameters<double>& init, doub
     const LossParts before = be.vp_prepare();
     training_rules::DampingRule damping(update, training_rules::min_damping<double>(), &history,
                                         it + 1);
+    // As the trainer: the look-ahead beside preconditioned trials in Nielsen's phase (`hint`).
+    be.vp_expect_accepted_trials(hint && damping.kind() == training_rules::DampingRule::kNielsen);
     for (int attempt = 0; attempt < 12; ++attempt) {
       ++tries;
       const LossParts after = be.vp_try(mu);
@@ -251,16 +255,22 @@ bool time_config(const std::string& path) {
   const TrainingConfig& tc = config.training;
   // QR trials without and with the look-ahead, and preconditioned trials (the defaults), with
   // Marquardt's update; preconditioned trials with the bracketing update, Nielsen's and the
-  // hybrid.
+  // hybrid (the defaults), the last two with the look-ahead beside preconditioned trials in
+  // Nielsen's phase (as the trainer) and without it.
   using Rule = training_rules::DampingRule;
-  constexpr int kVariants = 6;
+  constexpr int kVariants = 8;
   const char* names[kVariants] = {"QR trials, no look-ahead, Marquardt",
                                   "QR trials, look-ahead, Marquardt",
-                                  "preconditioned, Marquardt (defaults)",
-                                  "preconditioned, bracket", "preconditioned, Nielsen",
-                                  "preconditioned, hybrid"};
+                                  "preconditioned, Marquardt",
+                                  "preconditioned, bracket",
+                                  "preconditioned, Nielsen",
+                                  "preconditioned, hybrid (defaults)",
+                                  "preconditioned, Nielsen, look-ahead for QR trials only",
+                                  "preconditioned, hybrid, look-ahead for QR trials only"};
   const Rule::Kind update[kVariants] = {Rule::kMarquardt, Rule::kMarquardt, Rule::kMarquardt,
-                                        Rule::kBracket,    Rule::kNielsen,   Rule::kHybrid};
+                                        Rule::kBracket,    Rule::kNielsen,   Rule::kHybrid,
+                                        Rule::kNielsen,    Rule::kHybrid};
+  const bool hint[kVariants] = {false, false, false, false, true, true, false, false};
   std::unique_ptr<RbfBackend<double>> backends[kVariants];
   for (int i = 0; i < kVariants; ++i) {
     BackendOptions options;
@@ -304,21 +314,24 @@ bool time_config(const std::string& path) {
   LoopRun last[kVariants];
   for (int round = 0; round < kLoopRounds; ++round)
     for (int i = 0; i < kVariants; ++i) {
-      last[i] = run_loop(*backends[i], init.params, tc.lm_damping, 200, update[i]);
+      last[i] = run_loop(*backends[i], init.params, tc.lm_damping, 200, update[i], hint[i]);
       ms[i].push_back(last[i].ms_per_iteration);
     }
   check_decisions(*backends[2], *backends[1], init.params, tc.lm_damping, 300, path);
   // The look-ahead changes where a factorisation is made, not its bits.
-  const bool same = last[0].params.weights == last[1].params.weights &&
-                    last[0].params.centres == last[1].params.centres &&
-                    last[0].params.widths == last[1].params.widths;
+  auto equal = [&](int a, int b) {
+    return last[a].params.weights == last[b].params.weights &&
+           last[a].params.centres == last[b].params.centres &&
+           last[a].params.widths == last[b].params.widths;
+  };
+  const bool same = equal(0, 1) && equal(4, 6) && equal(5, 7);
   for (int i = 0; i < kVariants; ++i) {
     std::sort(ms[i].begin(), ms[i].end());
     std::printf("| %s: loop, %s | %.3f ms/it (median of %d) | %.2f tries/it | loss %.3e |\n",
                 path.c_str(), names[i], ms[i][kLoopRounds / 2], kLoopRounds,
                 last[i].tries_per_iteration, last[i].loss.loss);
   }
-  std::printf("| %s: the QR loops' parameters with and without the look-ahead %s |\n",
+  std::printf("| %s: the loops' parameters with and without the look-ahead %s |\n",
               path.c_str(), same ? "are the same to the bit" : "DIFFER");
   std::fflush(stdout);
   time_library(n, m, m * (d + 1));

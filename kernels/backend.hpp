@@ -48,7 +48,8 @@ struct BackendOptions {
   std::shared_ptr<Communicator> comm;
   // CUDA, variable projection on one GPU: while a trial step solves its weights, factor the
   // features of the trial's centres and widths for the next vp_prepare on a second stream
-  // (cuda_backend.cu, "look-ahead"). The same bits either way; off only to measure it.
+  // (cuda_backend.cu, "look-ahead"; beside preconditioned trials only after
+  // vp_expect_accepted_trials(true)). The same bits either way; off only to measure it.
   bool vp_lookahead = true;
   // Variable projection in double on one process: a trial step solves its weights first by the
   // normal equations of F_t·R⁻¹, with R the factor of the iteration's own features, and falls
@@ -151,6 +152,11 @@ class RbfBackend {
     long preconditioned = 0, qr = 0;
   };
   virtual VpTrialCounts vp_trial_counts() const = 0;
+  // A hint for the coming vp_try calls: true when they are likely to be accepted (the damping
+  // rule's phase is Nielsen's, about one trial an iteration). The CUDA backend then factors a
+  // preconditioned trial's features ahead for the next vp_prepare as it does beside QR trials
+  // (BackendOptions::vp_lookahead). It changes no result.
+  virtual void vp_expect_accepted_trials(bool likely) { (void)likely; }
   // The decrease of the loss that the last lm_try or vp_try step δ was chosen for, by the
   // linearised residuals: ½‖R‖² − ½‖R + Jδ‖² in the loss's units (0 before any step).
   virtual double lm_predicted_decrease() const { return 0; }

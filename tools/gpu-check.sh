@@ -66,7 +66,8 @@ if want scaling; then targets="$targets bench_gpu_scaling"; fi
 targets="$targets ${EXTRA_TARGETS:-}"  # built now for a later call with SKIP_BUILD=1
 if want bench || want baseline; then
   targets="$targets $(ls bench/bench_gpu_*.cpp 2>/dev/null | xargs -rn1 basename | sed 's/\.cpp$//')"
-  [ -n "${BENCHES:-}" ] && targets="rbfpde test_gpu $(for b in $BENCHES; do basename "$b"; done)"
+  [ -n "${BENCHES:-}" ] &&
+    targets="rbfpde test_gpu ${EXTRA_TARGETS:-} $(for b in $BENCHES; do basename "$b"; done)"
 fi
 if { want baseline || want basebuild; } && [ -f .base/src.tar.gz ] &&
    [ ! -x /tmp/base/build/bench/bench_gpu_cycle ]; then

@@ -103,8 +103,11 @@ TEST(CudaVarproParity, ProjectedSystemAndStep) {
 // Marquardt's loop as the trainer runs it (μ ÷ 10 after a success, × 10 after a failure), on two
 // CUDA backends that differ only in the look-ahead: every loss, projected system and the final
 // parameters are equal to the bit. Both kinds of trial occur (a rejected step drops the
-// look-ahead, an accepted one hands it to the next vp_prepare).
-void expect_lookahead_bits(int dim, int m, const CollocationBatch& batch) {
+// look-ahead, an accepted one hands it to the next vp_prepare). With `preconditioned`, both take
+// preconditioned trial weights and the second is told to expect accepted trials, which puts the
+// look-ahead beside every trial, preconditioned or fallen back to QR.
+void expect_lookahead_bits(int dim, const CollocationBatch& batch,
+                           const RbfParameters<double>& start, bool preconditioned = false) {
   std::unique_ptr<RbfBackend<double>> be[2];
   for (int i = 0; i < 2; ++i) {
     BackendOptions options;
@@ -112,9 +115,11 @@ void expect_lookahead_bits(int dim, int m, const CollocationBatch& batch) {
     options.penalty = 100.0;
     options.min_width = 0.05;
     options.vp_lookahead = i == 1;
+    options.vp_preconditioned_trials = preconditioned;
     be[i] = make_cuda_backend<double>(options);
+    be[i]->vp_expect_accepted_trials(preconditioned && i == 1);
     be[i]->set_batch(batch);
-    be[i]->set_parameters(random_parameters<double>(dim, m, unsigned(13 * m + dim)));
+    be[i]->set_parameters(start);
     be[i]->solve_weights_qr();
   }
   double mu = 1e-6;
@@ -144,6 +149,7 @@ void expect_lookahead_bits(int dim, int m, const CollocationBatch& batch) {
   }
   EXPECT_GT(accepted, 6);
   EXPECT_GT(rejected, 3);
+  if (preconditioned) EXPECT_GT(be[1]->vp_trial_counts().preconditioned, 0);
   const RbfParameters<double> p0 = be[0]->parameters(), p1 = be[1]->parameters();
   EXPECT_EQ(p1.weights, p0.weights);
   EXPECT_EQ(p1.centres, p0.centres);
@@ -155,8 +161,18 @@ TEST(CudaVarproLookahead, SameBitsAsWithout) {
   for (int dim : kDims)
     for (int m : {37, 64}) {
       SCOPED_TRACE(testing::Message() << "dim " << dim << ", m " << m);
-      expect_lookahead_bits(dim, m, random_batch(dim, kInterior, kBoundary, unsigned(5 * m + dim)));
+      expect_lookahead_bits(dim, random_batch(dim, kInterior, kBoundary, unsigned(5 * m + dim)),
+                            random_parameters<double>(dim, m, unsigned(13 * m + dim)));
     }
+}
+
+TEST(CudaVarproLookahead, SameBitsBesidePreconditionedTrials) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  for (int dim : kDims) {
+    SCOPED_TRACE(testing::Message() << "dim " << dim);
+    const test_inputs::SmoothCase c = test_inputs::smooth_case(dim, 700, 200, dim == 2 ? 6 : 3, 52);
+    expect_lookahead_bits(dim, c.batch, c.start, true);
+  }
 }
 
 TEST(CudaVarproLookahead, SameBitsAsWithoutOnGeneralRows) {
@@ -164,8 +180,9 @@ TEST(CudaVarproLookahead, SameBitsAsWithoutOnGeneralRows) {
   for (const GeneralCase& c : kGeneralCases) {
     SCOPED_TRACE(testing::Message() << "dim " << c.dim << ", space_dim " << c.space_dim << ", m "
                                     << c.m);
-    expect_lookahead_bits(c.dim, c.m,
-                          general_batch(c.dim, c.space_dim, kInterior, kBoundary, unsigned(c.m)));
+    expect_lookahead_bits(c.dim,
+                          general_batch(c.dim, c.space_dim, kInterior, kBoundary, unsigned(c.m)),
+                          random_parameters<double>(c.dim, c.m, unsigned(13 * c.m + c.dim)));
   }
 }
 

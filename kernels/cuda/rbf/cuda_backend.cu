@@ -42,8 +42,10 @@
 // factors them as vp_prepare would; when that trial is the one accepted, the next vp_prepare
 // takes this factorisation instead of making its own. The same kernels and cuSOLVER calls on the
 // same inputs: the same bits as without it, and one geqrf fewer on the path of an iteration.
-// Preconditioned trials (which factor nothing) run without it: beside their short solve the
-// second stream's geqrf slowed the iteration (bench/RESULTS.md).
+// Preconditioned trials (which factor nothing) run with it only while the trainer expects its
+// trials to be accepted (vp_expect_accepted_trials: the Nielsen phase of the damping rule, about
+// one trial an iteration): under Marquardt's rule about half the trials are rejected, and beside
+// their short solve the second stream's geqrf slowed the iteration (bench/RESULTS.md).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -458,21 +460,26 @@ class CudaRbfBackend final : public RbfBackend<T> {
     // The step on centres and widths (without residuals) is one graph; the weight solve that
     // follows has its own calls, beside the look-ahead factorisation on its own stream.
     if (!try_step(-3.0, pc, mu, m_, vp_diag_.data())) return rejected_step();
-    LossParts parts;
-    if (vp_r_valid_ && !dist_ && preconditioned_weights(parts)) {
-      ++trial_counts_.preconditioned;
-      return parts;
-    }
-    ++trial_counts_.qr;
-    const bool ahead = lookahead_ && !dist_ && pts_.rows() > 0;
+    const bool precondition = vp_r_valid_ && !dist_;
+    const bool ahead =
+        lookahead_ && !dist_ && pts_.rows() > 0 && (!precondition || expect_accepted_);
     if (ahead) enqueue_lookahead();
-    solve_weights_qr();
+    LossParts parts;
+    const bool preconditioned = precondition && preconditioned_weights(parts);
+    if (preconditioned) {
+      ++trial_counts_.preconditioned;
+    } else {
+      ++trial_counts_.qr;
+      solve_weights_qr();
+    }
     if (ahead) {
       CUDA_CHECK(cudaStreamWaitEvent(stream_, ahead_.join, 0));
       ahead_.valid = true;
     }
-    return residuals();
+    return preconditioned ? parts : residuals();
   }
+
+  void vp_expect_accepted_trials(bool likely) override { expect_accepted_ = likely; }
 
   typename RbfBackend<T>::VpTrialCounts vp_trial_counts() const override { return trial_counts_; }
 
@@ -1415,6 +1422,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   bool lookahead_;  // BackendOptions::vp_lookahead
   bool preconditioned_;  // BackendOptions::vp_preconditioned_trials, in double
+  bool expect_accepted_ = false;  // vp_expect_accepted_trials
   // vp_prepare's R (m × m, ld m; valid after a single-GPU vp_prepare with preconditioned_) and
   // loss, and preconditioned_weights' buffers: A, G and its factor, z, its correction, y − Az,
   // |dz| and |z|, potrf's and potrs's status.
