@@ -162,6 +162,14 @@ __device__ __forceinline__ void pdl_start() {
   pdl_wait();
 }
 
+// Lets `kernel` take `bytes` of dynamic shared memory, with the L1/shared split at the most
+// shared memory.
+template <class... Params>
+void allow_shared_memory(void (*kernel)(Params...), std::size_t bytes) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+}
+
 // kernel<<<grid, block, shared, stream>>>(args...), with programmatic stream serialization
 // when overlap; the kernel must call pdl_wait() before its first global access.
 template <class... Params, class... Args>

@@ -174,13 +174,13 @@ MLP_HD void block_gemm_tn(T* __restrict__ out, const T* __restrict__ a, int lda,
   }
 }
 
-// g(r, c) += Σ_{col < C} pbar(r, col) · x(c, col) for r < n, c < m (g row-major n × m), and
-// gb(r) += Σ_{col < P} pbar(r, col). Every entry has one owner thread: no races, fixed order.
+// g(r, c) += Σ_{col < C} pbar(r, col) · x(c, col) for r < n, c < m (g row-major n × m). Every
+// entry has one owner thread: no races, fixed order.
 // Rows and columns of a micro-tile are interleaved (r = rg + i·rgs) so that consecutive threads
 // read consecutive rows (ld/4 odd: distinct banks); the loads run along the columns.
 template <int RM, class T>
-MLP_HD void block_weight_gradient(T* __restrict__ g, T* __restrict__ gb, const T* __restrict__ pbar,
-                                  const T* __restrict__ x, int n, int m, int C, int ld, int P) {
+MLP_HD void block_weight_gradient(T* __restrict__ g, const T* __restrict__ pbar,
+                                  const T* __restrict__ x, int n, int m, int C, int ld) {
   const int rgs = (n + RM - 1) / RM, cgs = (m + kMicro - 1) / kMicro;
   for (int item = MLP_TID; item < rgs * cgs; item += MLP_NTHREADS) {
     const int rg = item / cgs, cg = item % cgs;
@@ -222,11 +222,6 @@ MLP_HD void block_weight_gradient(T* __restrict__ g, T* __restrict__ gb, const T
         if (c < m) g[r * m + c] += acc[i][j];
       }
     }
-  }
-  for (int r = MLP_TID; r < n; r += MLP_NTHREADS) {
-    T s = T(0);
-    for (int i = 0; i < P; ++i) s += pbar[r * ld + i];
-    gb[r] += s;
   }
 }
 
@@ -414,19 +409,20 @@ MLP_HD void gemm_adjoint(T* __restrict__ out, const T* __restrict__ w, int lda,
   }
 }
 
+// g += P̄ Xᵀ as above, then gb(r) += Σ_{col < P} pbar(r, col), a thread a row.
 template <bool Mma, int RM, class T>
 MLP_HD void gemm_weight_gradient(T* __restrict__ g, T* __restrict__ gb, const T* __restrict__ pbar,
                                  const T* __restrict__ x, int n, int m, int C, int ld, int P) {
   if constexpr (Mma) {
     tensor_gemm(GemmOperands<T>{pbar, ld, 1, x, 1, ld, n, m, C},
                 [=](int r, int c, T v) { g[r * m + c] += v; });
-    for (int r = MLP_TID; r < n; r += MLP_NTHREADS) {
-      T s = T(0);
-      for (int i = 0; i < P; ++i) s += pbar[r * ld + i];
-      gb[r] += s;
-    }
   } else {
-    block_weight_gradient<RM>(g, gb, pbar, x, n, m, C, ld, P);
+    block_weight_gradient<RM>(g, pbar, x, n, m, C, ld);
+  }
+  for (int r = MLP_TID; r < n; r += MLP_NTHREADS) {
+    T s = T(0);
+    for (int i = 0; i < P; ++i) s += pbar[r * ld + i];
+    gb[r] += s;
   }
 }
 
@@ -807,10 +803,7 @@ constexpr std::size_t kPassStaticBytes = kPassThreads * sizeof(double) + 64;  //
 template <class T>
 void configure_pass_kernel(const DeviceLimits& limits) {
   static const bool configured = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(limits.shared_optin - kPassStaticBytes)));
-    CUDA_CHECK(cudaFuncSetAttribute(pass_kernel<T>(),
-                                    cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    allow_shared_memory(pass_kernel<T>(), limits.shared_optin - kPassStaticBytes);
     return true;
   }();
   (void)configured;

@@ -916,13 +916,9 @@ template <class T>
 void configure_point_kernels(const DeviceLimits& limits) {
   static const bool configured = [&] {
     for (auto [R, nt] : point_kernel_shapes<T>())
-      for (Activation act : {Activation::kTanh, Activation::kSin, Activation::kSigmoid}) {
-        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(R, nt, act),
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        int(limits.shared_optin - point_static_bytes<T>(R, nt))));
-        CUDA_CHECK(cudaFuncSetAttribute(point_kernel<T>(R, nt, act),
-                                        cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-      }
+      for (Activation act : {Activation::kTanh, Activation::kSin, Activation::kSigmoid})
+        allow_shared_memory(point_kernel<T>(R, nt, act),
+                            limits.shared_optin - point_static_bytes<T>(R, nt));
     return true;
   }();
   (void)configured;
