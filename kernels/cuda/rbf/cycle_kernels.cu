@@ -224,13 +224,7 @@ __global__ void __launch_bounds__(MP * G)
   }
   __syncthreads();
   if (owner) w_global[row] = sw[row];
-  if (tid == 0) {
-    state->rr = rr;
-    state->s_norm = s_norm;
-    state->stop = stop;
-    state->iterations = it;
-    state->done = 1;
-  }
+  if (tid == 0) store_cg_state(state, rr, s_norm, stop, it, 1);
 }
 
 // Grid-wide barrier for co-resident blocks: count arrivals, the last one resets the count and
@@ -338,13 +332,7 @@ __global__ void __launch_bounds__(kGridCgThreads)
   }
   __syncthreads();
   for (int i = r0 + tid; i < r1; i += nt) w_global[i] = w[i];
-  if (blockIdx.x == 0 && tid == 0) {
-    state->rr = rr;
-    state->s_norm = s_norm;
-    state->stop = stop;
-    state->iterations = it;
-    state->done = 1;
-  }
+  if (blockIdx.x == 0 && tid == 0) store_cg_state(state, rr, s_norm, stop, it, 1);
 }
 
 int multiprocessors() {
