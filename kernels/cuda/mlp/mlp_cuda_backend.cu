@@ -122,34 +122,19 @@ class CudaMlpBackend final : public MlpBackend<T> {
   }
 
   // Upload, pass, reduction and both read-backs (into pinned memory) queued on the stream, then
-  // one synchronisation.
+  // one synchronisation (over ranks ranked_pass synchronises before the gradient's read-back).
   LossParts loss_and_gradient_at(const std::vector<T>& flat, std::vector<T>& g) override {
     upload_parameters(flat);
-    g.resize(theta_.size());
-    if (dist_) {
-      const LossParts loss = ranked_pass(true);
-      CUDA_CHECK(cudaMemcpyAsync(grad_host_.data(), grad_.data(), grad_.bytes(),
+    const LossParts ranked = dist_ ? ranked_pass(true) : LossParts{};
+    const bool passed = !dist_ && queue_pass(true);
+    if (passed)
+      CUDA_CHECK(cudaMemcpyAsync(losses_host_.data(), losses_.data(), 3 * sizeof(double),
                                  cudaMemcpyDeviceToHost, stream_));
-      CUDA_CHECK(cudaStreamSynchronize(stream_));
-      std::copy(grad_host_.data(), grad_host_.data() + g.size(), g.begin());
-      return loss;
-    }
-    if (n_int_ + n_bnd_ == 0) {
-      CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
-      CUDA_CHECK(cudaStreamSynchronize(stream_));
-      std::fill(g.begin(), g.end(), T(0));
-      return LossParts{};
-    }
-    gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, 0, nullptr, 0));
-    gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                           gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap_reduce);
-    CUDA_CHECK(cudaMemcpyAsync(losses_host_.data(), losses_.data(), 3 * sizeof(double),
-                               cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaMemcpyAsync(grad_host_.data(), grad_.data(), grad_.bytes(),
                                cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::copy(grad_host_.data(), grad_host_.data() + g.size(), g.begin());
-    return LossParts{losses_host_[0], losses_host_[1], losses_host_[2]};
+    g.assign(grad_host_.data(), grad_host_.data() + theta_.size());
+    return passed ? LossParts{losses_host_[0], losses_host_[1], losses_host_[2]} : ranked;
   }
 
   std::vector<T> parameters() const override { return download(theta_); }
@@ -254,22 +239,14 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
   LossParts residuals() override {
     if (dist_) return ranked_pass(false);
-    if (n_int_ + n_bnd_ == 0) return LossParts{};
-    gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(false, 0, nullptr, 0));
-    return read_loss();
+    return queue_pass(false) ? read_loss() : LossParts{};
   }
 
   LossParts loss_and_gradient() override {
     if (dist_) return ranked_pass(true);
-    if (n_int_ + n_bnd_ == 0) {
-      CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
-      CUDA_CHECK(cudaStreamSynchronize(stream_));
-      return LossParts{};
-    }
-    gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(true, 0, nullptr, 0));
-    gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                           gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap_reduce);
-    return read_loss();
+    if (queue_pass(true)) return read_loss();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return LossParts{};
   }
 
   void gradient(std::vector<T>& g) const override { g = download(grad_); }
@@ -521,15 +498,8 @@ class CudaMlpBackend final : public MlpBackend<T> {
   // without points adds zeros), and the union's loss parts from those sums, as the pass's last
   // block forms them. Complete on return.
   LossParts ranked_pass(bool gradient) {
-    if (n_int_ + n_bnd_ > 0) {
-      gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(gradient, 0, nullptr, 0));
-      if (gradient)
-        gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
-                               gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap_reduce);
-    } else {
+    if (!queue_pass(gradient))
       CUDA_CHECK(cudaMemsetAsync(loss_sums_.data(), 0, loss_sums_.bytes(), stream_));
-      if (gradient) CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
-    }
     gpu::allreduce_sum(*comm_, loss_sums_.data(), 2, stream_);
     if (gradient) gpu::allreduce_sum(*comm_, grad_.data(), grad_.size(), stream_);
     CUDA_CHECK(cudaMemcpyAsync(loss_sums_host_.data(), loss_sums_.data(), 2 * sizeof(double),
@@ -539,6 +509,20 @@ class CudaMlpBackend final : public MlpBackend<T> {
     const double nn = double(std::max(n_int_all_, 1)), kk = double(std::max(n_bnd_all_, 1));
     return LossParts{0.5 * se / nn + 0.5 * double(penalty_) * sb / kk, std::sqrt(se / nn),
                      std::sqrt(sb / kk)};
+  }
+
+  // The pass on the current batch (with the reduction into grad_ when `gradient`) queued on the
+  // stream; false for an empty batch, which zeroes grad_ (when `gradient`) instead.
+  bool queue_pass(bool gradient) {
+    if (n_int_ + n_bnd_ == 0) {
+      if (gradient) CUDA_CHECK(cudaMemsetAsync(grad_.data(), 0, grad_.bytes(), stream_));
+      return false;
+    }
+    gpu::launch_mlp_pass(stream_, net_, tiling_, pass_args(gradient, 0, nullptr, 0));
+    if (gradient)
+      gpu::launch_mlp_reduce(stream_, partials_.data(), tiling_.grid, net_.n_params, grad_.data(),
+                             gpu::MlpAdamArgs<T>{}, nullptr, 0, tiling_.overlap_reduce);
+    return true;
   }
 
   LossParts read_loss() {
