@@ -1,16 +1,16 @@
 // Where the time of a variable-projection iteration goes on the CUDA backend, at the default sizes
 // of shipped configs: the backend's calls (vp_prepare, vp_try, solve_weights_qr, residuals) and
 // the cuSOLVER/cuBLAS calls they are made of, timed alone at the same sizes, then the trainer's
-// loop (ms an iteration, trial steps an iteration, loss after 200 iterations) in eight variants,
+// loop (ms an iteration, trial steps an iteration, loss after 200 iterations) in nine variants,
 // alternately, kLoopRounds rounds: QR trials without and with the look-ahead factorisation
-// (BackendOptions::vp_lookahead), and preconditioned trials (BackendOptions::
-// vp_preconditioned_trials) with Marquardt's update of μ, the bracketing update, Nielsen's and the
-// hybrid (training_rules.hpp DampingRule), the last two with and without the look-ahead beside
-// preconditioned trials in Nielsen's phase (vp_expect_accepted_trials). The look-ahead moves no
-// bit: the loops that differ only in it are checked to end with the same parameters. Then the
-// preconditioned loop's accept/reject decisions against QR trials' on the same steps
-// (check_decisions). Wall-clock times of calls that end in a synchronisation (the library calls
-// are followed by one), median of kRuns after kWarmup.
+// (BackendOptions::vp_lookahead); preconditioned trials (BackendOptions::vp_preconditioned_trials)
+// with Marquardt's update of μ, the bracketing update, Nielsen's and the hybrid (training_rules.hpp
+// DampingRule), each with the look-ahead beside the trials likely to be accepted as the trainer
+// runs them (vp_expect_accepted_trials, DampingRule::likely_accepted); and Marquardt's, Nielsen's
+// and the hybrid without it. The look-ahead moves no bit: the loops that differ only in it are
+// checked to end with the same parameters. Then the preconditioned loop's accept/reject decisions
+// against QR trials' on the same steps (check_decisions). Wall-clock times of calls that end in a
+// synchronisation (the library calls are followed by one), median of kRuns after kWarmup.
 // Usage: bench_gpu_varpro [config.yaml ...]   (run from the repository root; default: the
 // seed problem, the peak and the cube)
 #include <cublas_v2.h>
@@ -176,10 +176,10 @@ LoopRun run_loop(RbfBackend<double>& be, const RbfParameters<double>& init, doub
     const LossParts before = be.vp_prepare();
     training_rules::DampingRule damping(update, training_rules::min_damping<double>(), &history,
                                         it + 1);
-    // As the trainer: the look-ahead beside preconditioned trials in Nielsen's phase (`hint`).
-    be.vp_expect_accepted_trials(hint && damping.kind() == training_rules::DampingRule::kNielsen);
     for (int attempt = 0; attempt < 12; ++attempt) {
       ++tries;
+      // As the trainer: the look-ahead beside preconditioned trials likely to be accepted.
+      be.vp_expect_accepted_trials(hint && damping.likely_accepted());
       const LossParts after = be.vp_try(mu);
       if (std::isfinite(after.loss) && after.loss < before.loss) {
         mu = damping.accepted(mu, before.loss - after.loss, be.lm_predicted_decrease());
@@ -255,22 +255,23 @@ bool time_config(const std::string& path) {
   const TrainingConfig& tc = config.training;
   // QR trials without and with the look-ahead, and preconditioned trials (the defaults), with
   // Marquardt's update; preconditioned trials with the bracketing update, Nielsen's and the
-  // hybrid (the defaults), the last two with the look-ahead beside preconditioned trials in
-  // Nielsen's phase (as the trainer) and without it.
+  // hybrid (the defaults), with the look-ahead beside preconditioned trials likely to be
+  // accepted (as the trainer); then Marquardt's, Nielsen's and the hybrid without it.
   using Rule = training_rules::DampingRule;
-  constexpr int kVariants = 8;
+  constexpr int kVariants = 9;
   const char* names[kVariants] = {"QR trials, no look-ahead, Marquardt",
                                   "QR trials, look-ahead, Marquardt",
                                   "preconditioned, Marquardt",
                                   "preconditioned, bracket",
                                   "preconditioned, Nielsen",
                                   "preconditioned, hybrid (defaults)",
+                                  "preconditioned, Marquardt, look-ahead for QR trials only",
                                   "preconditioned, Nielsen, look-ahead for QR trials only",
                                   "preconditioned, hybrid, look-ahead for QR trials only"};
   const Rule::Kind update[kVariants] = {Rule::kMarquardt, Rule::kMarquardt, Rule::kMarquardt,
                                         Rule::kBracket,    Rule::kNielsen,   Rule::kHybrid,
-                                        Rule::kNielsen,    Rule::kHybrid};
-  const bool hint[kVariants] = {false, false, false, false, true, true, false, false};
+                                        Rule::kMarquardt,  Rule::kNielsen,   Rule::kHybrid};
+  const bool hint[kVariants] = {false, false, true, true, true, true, false, false, false};
   std::unique_ptr<RbfBackend<double>> backends[kVariants];
   for (int i = 0; i < kVariants; ++i) {
     BackendOptions options;
@@ -324,7 +325,7 @@ bool time_config(const std::string& path) {
            last[a].params.centres == last[b].params.centres &&
            last[a].params.widths == last[b].params.widths;
   };
-  const bool same = equal(0, 1) && equal(4, 6) && equal(5, 7);
+  const bool same = equal(0, 1) && equal(2, 6) && equal(4, 7) && equal(5, 8);
   for (int i = 0; i < kVariants; ++i) {
     std::sort(ms[i].begin(), ms[i].end());
     std::printf("| %s: loop, %s | %.3f ms/it (median of %d) | %.2f tries/it | loss %.3e |\n",

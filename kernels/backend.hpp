@@ -152,10 +152,10 @@ class RbfBackend {
     long preconditioned = 0, qr = 0;
   };
   virtual VpTrialCounts vp_trial_counts() const = 0;
-  // A hint for the coming vp_try calls: true when they are likely to be accepted (the damping
-  // rule's phase is Nielsen's, about one trial an iteration). The CUDA backend then factors a
-  // preconditioned trial's features ahead for the next vp_prepare as it does beside QR trials
-  // (BackendOptions::vp_lookahead). It changes no result.
+  // A hint for the coming vp_try calls: true when they are likely to be accepted (the trainer
+  // says so under Nielsen's damping rule and for a retry after a rejection). The CUDA backend then
+  // factors a preconditioned trial's features ahead for the next vp_prepare as it does beside QR
+  // trials (BackendOptions::vp_lookahead). It changes no result.
   virtual void vp_expect_accepted_trials(bool likely) { (void)likely; }
   // The decrease of the loss that the last lm_try or vp_try step δ was chosen for, by the
   // linearised residuals: ½‖R‖² − ½‖R + Jδ‖² in the loss's units (0 before any step).

@@ -295,8 +295,8 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       bool accepted = false;
       // Shrink μ after a success, grow it until the step helps (training.lm.update).
       DampingRule damping(damping_kind(tc.lm_update), kMinDamping, &state_.damping, state_.cycle);
-      if (vp) backend_.vp_expect_accepted_trials(damping.kind() == DampingRule::kNielsen);
       for (int attempt = 0; attempt < 12; ++attempt) {
+        if (vp) backend_.vp_expect_accepted_trials(damping.likely_accepted());
         after = vp ? backend_.vp_try(T(state_.mu)) : backend_.lm_try(T(state_.mu));
         if (finite(after) && after.loss < before.loss) {
           accepted = true;

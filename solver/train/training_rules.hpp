@@ -80,6 +80,12 @@ class DampingRule {
   // The rule this iteration follows (a hybrid one's current phase).
   Kind kind() const { return kind_; }
 
+  // Whether the next trial step is likely to be accepted: every trial under Nielsen's rule (about
+  // one an iteration), and a retry after a rejection (Marquardt's μ alternates between a value
+  // that fails and one ten times larger that works). The trainer passes it to the backend
+  // (RbfBackend::vp_expect_accepted_trials); it changes no result.
+  bool likely_accepted() const { return kind_ == kNielsen || rejections_ > 0; }
+
   // μ after an accepted step that lowered the loss by `actual_decrease` where the linearised
   // residuals predicted `predicted_decrease` (used by kNielsen only).
   double accepted(double mu, double actual_decrease, double predicted_decrease) {

@@ -149,7 +149,9 @@ void expect_lookahead_bits(int dim, const CollocationBatch& batch,
   }
   EXPECT_GT(accepted, 6);
   EXPECT_GT(rejected, 3);
-  if (preconditioned) EXPECT_GT(be[1]->vp_trial_counts().preconditioned, 0);
+  if (preconditioned) {
+    EXPECT_GT(be[1]->vp_trial_counts().preconditioned, 0);
+  }
   const RbfParameters<double> p0 = be[0]->parameters(), p1 = be[1]->parameters();
   EXPECT_EQ(p1.weights, p0.weights);
   EXPECT_EQ(p1.centres, p0.centres);

@@ -115,6 +115,21 @@ TEST(DampingRule, HybridSwitchesToNielsenAfterTenAlternations) {
             DampingRule::kMarquardt);
 }
 
+TEST(DampingRule, ARetryOrNielsensTrialIsLikelyAccepted) {
+  for (Kind kind : {DampingRule::kMarquardt, DampingRule::kBracket}) {
+    DampingRule rule(kind, 1e-15);
+    EXPECT_FALSE(rule.likely_accepted());
+    rule.rejected(1.0);
+    EXPECT_TRUE(rule.likely_accepted());
+  }
+  DampingRule nielsen(DampingRule::kNielsen, 1e-15);
+  EXPECT_TRUE(nielsen.likely_accepted());
+  DampingHistory history;
+  EXPECT_FALSE(DampingRule(DampingRule::kHybrid, 1e-15, &history).likely_accepted());
+  history.nielsen_since = 4;
+  EXPECT_TRUE(DampingRule(DampingRule::kHybrid, 1e-15, &history).likely_accepted());
+}
+
 TEST(DampingRule, KindsByName) {
   EXPECT_EQ(damping_kind("marquardt"), DampingRule::kMarquardt);
   EXPECT_EQ(damping_kind("bracket"), DampingRule::kBracket);

@@ -42,10 +42,10 @@
 // factors them as vp_prepare would; when that trial is the one accepted, the next vp_prepare
 // takes this factorisation instead of making its own. The same kernels and cuSOLVER calls on the
 // same inputs: the same bits as without it, and one geqrf fewer on the path of an iteration.
-// Preconditioned trials (which factor nothing) run with it only while the trainer expects its
-// trials to be accepted (vp_expect_accepted_trials: the Nielsen phase of the damping rule, about
-// one trial an iteration): under Marquardt's rule about half the trials are rejected, and beside
-// their short solve the second stream's geqrf slowed the iteration (bench/RESULTS.md).
+// Preconditioned trials (which factor nothing) run with it only when the trainer expects the
+// trial to be accepted (vp_expect_accepted_trials: under Nielsen's damping rule, or a retry after
+// a rejection): beside their short solve the second stream's geqrf costs time, and under
+// Marquardt's rule about half the first trials are rejected (bench/RESULTS.md).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
