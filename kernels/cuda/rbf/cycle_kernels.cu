@@ -149,6 +149,16 @@ __device__ __forceinline__ double block_sum_one_barrier(double v, double* slot) 
   return total;
 }
 
+// The end state of a CG run for the host, written by one thread.
+__device__ __forceinline__ void store_cg_state(CgState* state, double rr, double s_norm,
+                                               double stop, int iterations) {
+  state->rr = rr;
+  state->s_norm = s_norm;
+  state->stop = stop;
+  state->iterations = iterations;
+  state->done = 1;
+}
+
 // The CPU's CG, step for step: warm start from w, stop when |r| ≤ tol·|s|, break on dᵀAd ≤ 0.
 // Sums of squares and dᵀAd in double. MP = rows padded (64 or 128), G threads per row (G = 2 for
 // 64 rows, 4 for 128: 128 or 512 threads, 32 entries of A per thread in registers). Three
@@ -224,7 +234,7 @@ __global__ void __launch_bounds__(MP * G)
   }
   __syncthreads();
   if (owner) w_global[row] = sw[row];
-  if (tid == 0) store_cg_state(state, rr, s_norm, stop, it, 1);
+  if (tid == 0) store_cg_state(state, rr, s_norm, stop, it);
 }
 
 // Grid-wide barrier for co-resident blocks: count arrivals, the last one resets the count and
@@ -332,7 +342,7 @@ __global__ void __launch_bounds__(kGridCgThreads)
   }
   __syncthreads();
   for (int i = r0 + tid; i < r1; i += nt) w_global[i] = w[i];
-  if (blockIdx.x == 0 && tid == 0) store_cg_state(state, rr, s_norm, stop, it, 1);
+  if (blockIdx.x == 0 && tid == 0) store_cg_state(state, rr, s_norm, stop, it);
 }
 
 int multiprocessors() {

@@ -1,5 +1,5 @@
-// The RBF backend's reductions on top of common/device_reduce.cuh: one CG update of the weights,
-// the CG state the host reads and the loss scalars from per-block partials.
+// The RBF backend's reductions on top of common/device_reduce.cuh: one CG update of the weights
+// and the loss scalars from per-block partials.
 #pragma once
 
 #include "kernels/cuda/common/device_reduce.cuh"
@@ -19,16 +19,6 @@ __device__ double cg_step_update(T alpha, T* w, T* r, const T* d, const T* ad, i
     rr_new += double(r[i]) * double(r[i]);
   }
   return block_sum(rr_new, scratch);
-}
-
-// A CG run's state for the host, written by one thread.
-__device__ inline void store_cg_state(CgState* state, double rr, double s_norm, double stop,
-                                      int iterations, int done) {
-  state->rr = rr;
-  state->s_norm = s_norm;
-  state->stop = stop;
-  state->iterations = iterations;
-  state->done = done;
 }
 
 // The loss from per-block partials (Σe², Σb²) pairs: summed in block order by one whole block

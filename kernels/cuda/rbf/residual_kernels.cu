@@ -51,25 +51,21 @@ constexpr int kResMinBlocks = 264;
 constexpr double kResSplitMinPairs = 1 << 20;
 constexpr int kResSmallBlocks = 132;
 
-// The evaluate kernels' neuron loop: stages theta's neurons kNeuronTile at a time into shared
-// memory (weights s_w, centres s_c, widths s_a) and, when active, calls pair(k) for each staged
-// neuron k in order. Every thread of the block calls it.
-template <class T, int D, class Pair>
-__device__ __forceinline__ void for_each_staged_neuron(const T* __restrict__ theta, int m,
-                                                       bool active, T* s_w, T* s_c, T* s_a,
-                                                       Pair pair) {
-  for (int k0 = 0; k0 < m; k0 += kNeuronTile) {
-    const int count = min(kNeuronTile, m - k0);
-    __syncthreads();
-    for (int t = threadIdx.x; t < count; t += blockDim.x) {
-      s_w[t] = theta[k0 + t];
-      s_a[t] = theta[m * (D + 1) + k0 + t];
-    }
-    for (int t = threadIdx.x; t < count * D; t += blockDim.x) s_c[t] = theta[m + k0 * D + t];
-    __syncthreads();
-    if (active)
-      for (int k = 0; k < count; ++k) pair(k);
+// The evaluate kernels' neuron tile from k0 on: theta's weights, centres and widths of neurons
+// [k0, k0 + count) into shared memory, between two barriers (every thread of the block calls
+// it); returns count (≤ kNeuronTile).
+template <class T, int D>
+__device__ __forceinline__ int stage_neuron_tile(const T* __restrict__ theta, int m, int k0, T* s_w,
+                                                 T* s_c, T* s_a) {
+  const int count = min(kNeuronTile, m - k0);
+  __syncthreads();
+  for (int t = threadIdx.x; t < count; t += blockDim.x) {
+    s_w[t] = theta[k0 + t];
+    s_a[t] = theta[m * (D + 1) + k0 + t];
   }
+  for (int t = threadIdx.x; t < count * D; t += blockDim.x) s_c[t] = theta[m + k0 * D + t];
+  __syncthreads();
+  return count;
 }
 
 // Called by every block after thread 0 wrote its partials: the last block to arrive sums all
@@ -250,15 +246,19 @@ __global__ void __launch_bounds__(kRowThreads)
   T xr[D];
   for (int j = 0; j < D; ++j) xr[j] = active ? x[std::size_t(row) * D + j] : T(0);
   T su = T(0), sl = T(0);
-  for_each_staged_neuron<T, D>(theta, m, active, s_w, s_c, s_a, [&](int k) {
-    T diff[D], phi, lap;
-    const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
-    gaussian_value_laplacian<D>(r2, s_a[k], phi, lap);
-    if constexpr (G)
-      lap = operator_row_value<D>(diff, r2, s_a[k], ds, T(1), (const T*)nullptr, T(0));
-    su += s_w[k] * phi;
-    sl += s_w[k] * lap;
-  });
+  for (int k0 = 0; k0 < m; k0 += kNeuronTile) {
+    const int count = stage_neuron_tile<T, D>(theta, m, k0, s_w, s_c, s_a);
+    if (active)
+      for (int k = 0; k < count; ++k) {
+        T diff[D], phi, lap;
+        const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
+        gaussian_value_laplacian<D>(r2, s_a[k], phi, lap);
+        if constexpr (G)
+          lap = operator_row_value<D>(diff, r2, s_a[k], ds, T(1), (const T*)nullptr, T(0));
+        su += s_w[k] * phi;
+        sl += s_w[k] * lap;
+      }
+  }
   if (active) {
     u[row] = su;
     laplacian[row] = sl;
@@ -278,12 +278,16 @@ __global__ void __launch_bounds__(kRowThreads)
     xr[j] = active ? x[std::size_t(row) * D + j] : T(0);
     g[j] = T(0);
   }
-  for_each_staged_neuron<T, D>(theta, m, active, s_w, s_c, s_a, [&](int k) {
-    T diff[D], gk[D];
-    const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
-    gaussian_gradient<D>(diff, r2, s_a[k], gk);
-    for (int j = 0; j < D; ++j) g[j] += s_w[k] * gk[j];
-  });
+  for (int k0 = 0; k0 < m; k0 += kNeuronTile) {
+    const int count = stage_neuron_tile<T, D>(theta, m, k0, s_w, s_c, s_a);
+    if (active)
+      for (int k = 0; k < count; ++k) {
+        T diff[D], gk[D];
+        const T r2 = squared_distance<D>(xr, &s_c[k * D], diff);
+        gaussian_gradient<D>(diff, r2, s_a[k], gk);
+        for (int j = 0; j < D; ++j) g[j] += s_w[k] * gk[j];
+      }
+  }
   if (active)
     for (int j = 0; j < D; ++j) gradient[std::size_t(row) * D + j] = g[j];
 }

@@ -104,7 +104,11 @@ __global__ void __launch_bounds__(kVectorThreads)
   if (threadIdx.x == 0) {
     const double s_norm = sqrt(ss);
     const double stop = tol * (s_norm > 0 ? s_norm : 1.0);
-    store_cg_state(state, rr, s_norm, stop, 0, (max_iterations <= 0 || !(sqrt(rr) > stop)) ? 1 : 0);
+    state->rr = rr;
+    state->s_norm = s_norm;
+    state->stop = stop;
+    state->iterations = 0;
+    state->done = (max_iterations <= 0 || !(sqrt(rr) > stop)) ? 1 : 0;
   }
 }
 
