@@ -292,10 +292,7 @@ MLP_HD void warp_gemm(const GemmOperands<T>& op, Epi epi) {
             imin(n0 + 8 * j + frag_b_col(lane), op.N - 1) * op.bc + frag_b_row(lane, i) * op.bk;
     const int sa = KS * op.ak, sb = KS * op.bk;
     T c[NT][4];
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) c[j][i] = T(0);
+    zero(c);
 #pragma unroll 2
     for (int k0 = 0; k0 < kfull; k0 += KS) {
       T fa[NA], fb[NT][NB];
