@@ -373,20 +373,13 @@ void launch_gram(Stream stream, PointsView pts, const T* x, const T* target, con
   const int blocks = gram_blocks(rows);
   const int per = std::max(1, (rows + blocks - 1) / blocks);
   const bool wide = m * m > 16 * kGramThreads;
-  const GeneralRows<T> g = general ? *general : GeneralRows<T>{};
-#define RBFPDE_GRAM(EPT, G)                                                                       \
-  gram_partial_kernel<T, D, EPT, G>                                                               \
-      <<<blocks, kGramThreads, 0, stream>>>(pts.n_int, rows, x, target, theta, m, scale_interior, \
-                                            scale_boundary, per, a_partials, s_partials, g)
-  if (!wide && !general)
-    RBFPDE_GRAM(16, false);
-  else if (!general)
-    RBFPDE_GRAM(64, false);
-  else if (!wide)
-    RBFPDE_GRAM(16, true);
-  else
-    RBFPDE_GRAM(64, true);
-#undef RBFPDE_GRAM
+  const auto kernel =
+      general
+          ? (wide ? gram_partial_kernel<T, D, 64, true> : gram_partial_kernel<T, D, 16, true>)
+          : (wide ? gram_partial_kernel<T, D, 64, false> : gram_partial_kernel<T, D, 16, false>);
+  kernel<<<blocks, kGramThreads, 0, stream>>>(pts.n_int, rows, x, target, theta, m, scale_interior,
+                                              scale_boundary, per, a_partials, s_partials,
+                                              general ? *general : GeneralRows<T>{});
   CUDA_CHECK_LAUNCH("gram_partial_kernel");
   const int entries = m * m + m;
   gram_reduce_kernel<T><<<(entries + 255) / 256, 256, 0, stream>>>(m, blocks, a_partials,

@@ -162,20 +162,13 @@ void launch_gradient(Stream stream, PointsView pts, const T* x, const T* res, T*
   const double penalty = loss ? loss->penalty : 0.0;
   DeviceScalars* scalars = loss ? loss->scalars : nullptr;
   const bool wide = m >= kWideMinNeurons;
-  const GeneralRows<T> g = general ? *general : GeneralRows<T>{};
-#define RBFPDE_GRADIENT(NB, G)                                                                \
-  gradient_kernel<T, D, NB, G><<<(m + NB - 1) / NB, kGradientThreads, 0, stream>>>(           \
-      pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k, grad, apply_step, learning_rate, \
-      min_width, partials, blocks, penalty, scalars, g)
-  if (wide && !general)
-    RBFPDE_GRADIENT(4, false);
-  else if (!general)
-    RBFPDE_GRADIENT(1, false);
-  else if (wide)
-    RBFPDE_GRADIENT(4, true);
-  else
-    RBFPDE_GRADIENT(1, true);
-#undef RBFPDE_GRADIENT
+  const int nb = wide ? 4 : 1;
+  const auto kernel =
+      general ? (wide ? gradient_kernel<T, D, 4, true> : gradient_kernel<T, D, 1, true>)
+              : (wide ? gradient_kernel<T, D, 4, false> : gradient_kernel<T, D, 1, false>);
+  kernel<<<(m + nb - 1) / nb, kGradientThreads, 0, stream>>>(
+      pts.n_int, pts.rows(), x, res, theta, m, inv_n, lam_k, grad, apply_step, learning_rate,
+      min_width, partials, blocks, penalty, scalars, general ? *general : GeneralRows<T>{});
   CUDA_CHECK_LAUNCH("gradient_kernel");
 }
 

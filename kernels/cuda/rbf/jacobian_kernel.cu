@@ -70,14 +70,10 @@ void launch_jacobian(Stream stream, PointsView pts, const T* x, const T* res, co
                      const GeneralRows<T>* general) {
   if (pts.rows() == 0 || m == 0) return;
   const dim3 grid((pts.rows() + kJacobianThreads - 1) / kJacobianThreads, m);
-  if (general)
-    jacobian_kernel<T, D, true><<<grid, kJacobianThreads, 0, stream>>>(
-        pts.n_int, pts.rows(), x, res, theta, m, scale_interior, scale_boundary, jacobian, r_scaled,
-        *general);
-  else
-    jacobian_kernel<T, D, false><<<grid, kJacobianThreads, 0, stream>>>(
-        pts.n_int, pts.rows(), x, res, theta, m, scale_interior, scale_boundary, jacobian, r_scaled,
-        GeneralRows<T>{});
+  const auto kernel = general ? jacobian_kernel<T, D, true> : jacobian_kernel<T, D, false>;
+  kernel<<<grid, kJacobianThreads, 0, stream>>>(pts.n_int, pts.rows(), x, res, theta, m,
+                                                scale_interior, scale_boundary, jacobian, r_scaled,
+                                                general ? *general : GeneralRows<T>{});
   CUDA_CHECK_LAUNCH("jacobian_kernel");
 }
 

@@ -325,14 +325,11 @@ void launch_residual_kernel(bool small, dim3 grid, Stream stream, PointsView pts
                             const T* target, const T* theta, int m, int chunk, T* res,
                             T* chunk_sums, double* partials, double penalty, DeviceScalars* scalars,
                             unsigned* counter, const GeneralRows<T>& general) {
-  if (small)
-    residual_kernel<T, D, 1, G><<<grid, kResThreads, 0, stream>>>(
-        pts.n_int, pts.rows(), x, target, theta, m, chunk, res, chunk_sums, partials, penalty,
-        scalars, counter, general);
-  else
-    residual_kernel<T, D, kResRowsPerThread, G><<<grid, kResThreads, 0, stream>>>(
-        pts.n_int, pts.rows(), x, target, theta, m, chunk, res, chunk_sums, partials, penalty,
-        scalars, counter, general);
+  const auto kernel =
+      small ? residual_kernel<T, D, 1, G> : residual_kernel<T, D, kResRowsPerThread, G>;
+  kernel<<<grid, kResThreads, 0, stream>>>(pts.n_int, pts.rows(), x, target, theta, m, chunk, res,
+                                           chunk_sums, partials, penalty, scalars, counter,
+                                           general);
   CUDA_CHECK_LAUNCH("residual_kernel");
 }
 
@@ -349,12 +346,10 @@ void launch_residuals(Stream stream, PointsView pts, const T* x, const T* target
   const double penalty = loss ? loss->penalty : 0.0;
   DeviceScalars* direct = chunks > 1 ? nullptr : scalars;
   const dim3 grid(tiles, chunks);
-  if (general)
-    launch_residual_kernel<T, D, true>(small, grid, stream, pts, x, target, theta, m, chunk, res,
-                                       chunk_sums, partials, penalty, direct, counter, *general);
-  else
-    launch_residual_kernel<T, D, false>(small, grid, stream, pts, x, target, theta, m, chunk, res,
-                                        chunk_sums, partials, penalty, direct, counter, {});
+  const auto launch =
+      general ? launch_residual_kernel<T, D, true> : launch_residual_kernel<T, D, false>;
+  launch(small, grid, stream, pts, x, target, theta, m, chunk, res, chunk_sums, partials, penalty,
+         direct, counter, general ? *general : GeneralRows<T>{});
   if (chunks > 1) {
     const int combine_blocks = (rows + kResTileRows - 1) / kResTileRows;
     residual_combine_kernel<T><<<std::max(1, combine_blocks), kResTileRows, 0, stream>>>(
@@ -374,14 +369,10 @@ void launch_features(Stream stream, PointsView pts, const T* x, const T* target,
                      const GeneralRows<T>* general) {
   if (pts.rows() == 0 || m == 0) return;
   const dim3 grid((pts.rows() + kFeatureThreads - 1) / kFeatureThreads, m);
-  if (general)
-    feature_kernel<T, D, true><<<grid, kFeatureThreads, 0, stream>>>(
-        pts.n_int, pts.rows(), x, target, theta, m, scale_interior, scale_boundary, features,
-        scaled_target, *general);
-  else
-    feature_kernel<T, D, false><<<grid, kFeatureThreads, 0, stream>>>(
-        pts.n_int, pts.rows(), x, target, theta, m, scale_interior, scale_boundary, features,
-        scaled_target, GeneralRows<T>{});
+  const auto kernel = general ? feature_kernel<T, D, true> : feature_kernel<T, D, false>;
+  kernel<<<grid, kFeatureThreads, 0, stream>>>(
+      pts.n_int, pts.rows(), x, target, theta, m, scale_interior, scale_boundary, features,
+      scaled_target, general ? *general : GeneralRows<T>{});
   CUDA_CHECK_LAUNCH("feature_kernel");
 }
 
@@ -389,13 +380,10 @@ template <class T, int D>
 void launch_evaluate(Stream stream, int n, const T* x, const T* theta, int m, T* u, T* laplacian,
                      int space_dim) {
   if (n == 0) return;
-  const int blocks = (n + kRowThreads - 1) / kRowThreads;
-  if (space_dim > 0 && space_dim < D)
-    evaluate_kernel<T, D, true>
-        <<<blocks, kRowThreads, 0, stream>>>(n, x, theta, m, u, laplacian, space_dim);
-  else
-    evaluate_kernel<T, D, false>
-        <<<blocks, kRowThreads, 0, stream>>>(n, x, theta, m, u, laplacian, D);
+  const bool spatial = space_dim > 0 && space_dim < D;  // Δₛ over fewer than D coordinates
+  const auto kernel = spatial ? evaluate_kernel<T, D, true> : evaluate_kernel<T, D, false>;
+  kernel<<<(n + kRowThreads - 1) / kRowThreads, kRowThreads, 0, stream>>>(
+      n, x, theta, m, u, laplacian, spatial ? space_dim : D);
   CUDA_CHECK_LAUNCH("evaluate_kernel");
 }
 
