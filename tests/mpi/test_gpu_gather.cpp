@@ -25,13 +25,18 @@ void expect_gathered_in_rank_order(Communicator& comm, std::size_t n) {
   std::vector<T> mine(n);
   for (std::size_t i = 0; i < n; ++i) mine[i] = value(comm.rank(), i);
   gpu::DeviceBuffer<T> in(n), out(n * std::size_t(ranks));
-  ASSERT_EQ(cudaMemcpy(in.data(), mine.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  // Every copy on the gather's stream: a non-blocking stream is not ordered after the legacy
+  // default stream, and cudaMemcpy from pageable memory may return before its data has landed.
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(in.data(), mine.data(), n * sizeof(T), cudaMemcpyHostToDevice, stream),
+            cudaSuccess);
   gpu::allgather(comm, in.data(), n, out.data(), stream);
   std::vector<T> all(n * std::size_t(ranks));
-  ASSERT_EQ(cudaMemcpy(all.data(), out.data(), all.size() * sizeof(T), cudaMemcpyDeviceToHost),
+  ASSERT_EQ(cudaMemcpyAsync(all.data(), out.data(), all.size() * sizeof(T),
+                            cudaMemcpyDeviceToHost, stream),
             cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   cudaStreamDestroy(stream);
   for (int r = 0; r < ranks; ++r)
     for (std::size_t i = 0; i < n; ++i)
