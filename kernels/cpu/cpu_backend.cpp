@@ -210,29 +210,9 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const int m = neurons();
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
 #pragma omp parallel for schedule(static) if(n_int * m > kParallelWork)
-    for (Eigen::Index i = 0; i < n_int; ++i) {
-      const T* x = &xi_[i * D];
-      T sum = T(0);
-      for (int k = 0; k < m; ++k) {
-        T diff[D], phi, lap;
-        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
-        gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
-        sum += w_[k] * lap;
-      }
-      e_[i] = sum - f_[i];
-    }
+    for (Eigen::Index i = 0; i < n_int; ++i) e_[i] = network_sum(&xi_[i * D], true) - f_[i];
 #pragma omp parallel for schedule(static) if(n_bnd * m > kParallelWork)
-    for (Eigen::Index j = 0; j < n_bnd; ++j) {
-      const T* x = &xb_[j * D];
-      T sum = T(0);
-      for (int k = 0; k < m; ++k) {
-        T diff[D], phi, lap;
-        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
-        gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
-        sum += w_[k] * phi;
-      }
-      b_[j] = sum - p_[j];
-    }
+    for (Eigen::Index j = 0; j < n_bnd; ++j) b_[j] = network_sum(&xb_[j * D], false) - p_[j];
     return loss_parts();
   }
 
@@ -524,6 +504,18 @@ class CpuRbfBackend final : public RbfBackend<T> {
 
  private:
   int neurons() const { return int(w_.size()); }
+
+  // Σₖ wₖ·Δφₖ(x) (`laplacian`) or Σₖ wₖ·φₖ(x), summed in neuron order.
+  T network_sum(const T* x, bool laplacian) const {
+    T sum = T(0);
+    for (int k = 0; k < neurons(); ++k) {
+      T diff[D], phi, lap;
+      const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+      gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
+      sum += w_[k] * (laplacian ? lap : phi);
+    }
+    return sum;
+  }
 
   // δ from (JᵀJ + μ·max(d, floor)) δ = −JᵀR, d = diag JᵀJ or the given scaling.
   Vector<T> lm_step(T mu, const Vector<T>* scaling = nullptr) {

@@ -29,6 +29,10 @@ constexpr double restart_loss_floor() {
   return sizeof(T) == sizeof(double) ? 1e-14 : 1e-6;
 }
 
+// Slow progress restarts only while the loss is above this multiple of restart_loss_floor (a
+// relative residual of 10⁻⁶ in double): nearer the floor, slow progress is the approach to it.
+constexpr double kSlowRestartFactor = 100;
+
 // Candidate target points drawn per relocated neuron (so that the separation rule still finds
 // enough where the largest residuals cluster).
 constexpr int kCandidatesPerTarget = 20;
@@ -155,6 +159,12 @@ bool RbfTrainer<T>::plateau_restart_due() const {
   if (!restart_left() || !hooks_.plateau_loss_ratio) return false;
   // Every rank restarts or none: the relocation sums over the ranks.
   return !any_rank(!(hooks_.plateau_loss_ratio() > restart_loss_floor<T>()));
+}
+
+template <class T>
+bool RbfTrainer<T>::slow_restart_due() const {
+  if (!restart_left() || !hooks_.slow_loss_ratio) return false;
+  return !any_rank(!(hooks_.slow_loss_ratio() > kSlowRestartFactor * restart_loss_floor<T>()));
 }
 
 template <class T>
@@ -378,9 +388,12 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       const LossParts now = lm ? loss : backend_.residuals();
       const bool go_on = !any_rank(!report(state_.cycle, state_.seconds, now, backend_, false));
       out.times.report += since(t0);
-      // Of the monitor's stops, a plateau far above the loss floor is answered by a restart
-      // while one is left.
-      if (!go_on) restart = plateau_restart_due();
+      // While a restart is left, the monitor's plateau far above the loss floor is answered by
+      // a restart instead of a stop, and slow progress further above it by a restart too.
+      if (!go_on)
+        restart = plateau_restart_due();
+      else if (!restart)
+        restart = slow_restart_due();
       if (!go_on && !restart) {
         out.stop_reason = "monitor";
         break;

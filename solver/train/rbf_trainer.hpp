@@ -47,6 +47,9 @@ struct RestartHooks {
   // Asked when a report stops the run: when the stop is the validation loss's plateau, that loss
   // over the validation data's own (the loss of the zero network); NaN for any other stop.
   std::function<double()> plateau_loss_ratio;
+  // Asked at every other report: when the validation loss has progressed slowly (under 10 % in
+  // training.patience cycles), that loss over the validation data's own; NaN otherwise.
+  std::function<double()> slow_loss_ratio;
 };
 
 template <class T>
@@ -88,6 +91,7 @@ class RbfTrainer {
   bool restart_left() const;
   bool stall_restart_due(const LossParts& loss) const;
   bool plateau_restart_due() const;
+  bool slow_restart_due() const;
   // The current batch on the host, with its coefficients.
   CollocationBatch host_batch() const;
   // ½(mean f² + λ·mean p²) over the union batch: the loss of the zero network.

@@ -70,7 +70,7 @@ class Supervisor {
   }
 
   // The hooks of RbfTrainer's restarts (variable projection's neuron relocation): a restart is
-  // noted on the progress stream and is a fresh chance for the plateau rule.
+  // noted on the progress stream and is a fresh chance for the plateau and slow rules.
   RestartHooks restart_hooks() {
     RestartHooks hooks;
     hooks.restarted = [this](long cycle, const std::string& note) {
@@ -81,6 +81,10 @@ class Supervisor {
       return monitor_.verdict().stop_reason == "plateau"
                  ? last_validation_.loss / monitor_.data_loss()
                  : std::numeric_limits<double>::quiet_NaN();
+    };
+    hooks.slow_loss_ratio = [this] {
+      return monitor_.slow() ? last_validation_.loss / monitor_.data_loss()
+                             : std::numeric_limits<double>::quiet_NaN();
     };
     return hooks;
   }

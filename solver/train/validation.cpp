@@ -135,6 +135,12 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
              verdict_.stop_reason.empty()) {
     verdict_.stop_reason = "plateau";
   }
+  if (slow_cycle_ < 0) slow_cycle_ = cycle;
+  if (v.loss < (1 - kSlowShare) * slow_loss_) {
+    slow_loss_ = v.loss;
+    slow_cycle_ = cycle;
+  }
+  slow_ = config_.training.patience > 0 && cycle - slow_cycle_ >= config_.training.patience;
   return why;
 }
 

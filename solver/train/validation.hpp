@@ -70,7 +70,8 @@ struct MonitorVerdict {
 
 // Watches the reports of one run: keeps the best sound state by validation loss, stops the run
 // when the validation loss reaches training.tolerance or has not improved by 1 % for
-// training.patience cycles (judged at reports), and judges soundness:
+// training.patience cycles (judged at reports), says when it has not improved by 10 % for as
+// long (slow progress, which variable projection answers by a restart), and judges soundness:
 //   - u non-finite on the evaluation grid or the validation set, or max |u| on the grid above
 //     kAbsurdFactor × max |u| on the validation set (a spike between the points);
 //   - a validation loss within kZeroShare of the data's own, that of the zero function (a
@@ -85,6 +86,8 @@ class RunMonitor {
   static constexpr double kOverfitFactor = 100;
   static constexpr double kOverfitFloor = 1e-8;
   static constexpr double kZeroShare = 1e-12;
+  // Progress is slow when the validation loss has not fallen by this share in `patience` cycles.
+  static constexpr double kSlowShare = 0.1;
 
   RunMonitor(const Config& config, const Problem& problem, const ValidationSet& validation);
 
@@ -94,13 +97,18 @@ class RunMonitor {
   std::string observe(long cycle, const LossParts& train, const ValidationFigures& v,
                       const std::vector<double>& grid_u, const std::string& model_unsound,
                       const Params& params);
-  // The trainer restarted at `cycle`: a plateau stop is withdrawn, and the plateau rule counts
-  // its patience from there, against the best validation loss before it (so a restart that
-  // never beats that by 1 % ends the run `patience` cycles later).
+  // The trainer restarted at `cycle`: a plateau stop is withdrawn, and the plateau and slow
+  // rules count their patience from there, against the best validation loss before it (so a
+  // restart that never beats that by 1 % ends the run `patience` cycles later).
   void restarted(long cycle) {
     improved_cycle_ = cycle;
+    slow_cycle_ = cycle;
+    slow_ = false;
     if (verdict_.stop_reason == "plateau") verdict_.stop_reason.clear();
   }
+  // True while the validation loss has not fallen by kSlowShare within training.patience cycles
+  // (judged at reports; never with patience 0).
+  bool slow() const { return slow_; }
   // The validation data's own loss ½ rms(f)² + ½ λ rms(p)², that of the zero network.
   double data_loss() const;
   // True once a stopping rule of the monitor holds (the caller stops the run).
@@ -117,6 +125,9 @@ class RunMonitor {
   Params best_{};
   double plateau_loss_ = std::numeric_limits<double>::infinity();
   long improved_cycle_ = -1;  // the cycle of the last 1 % improvement (or the first report)
+  double slow_loss_ = std::numeric_limits<double>::infinity();
+  long slow_cycle_ = -1;      // the cycle of the last kSlowShare improvement (or the first report)
+  bool slow_ = false;
   MonitorVerdict verdict_;
 };
 

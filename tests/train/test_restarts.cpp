@@ -149,6 +149,45 @@ TEST(Restarts, AResumedRunContinuesAcrossARestart) {
   }
 }
 
+// At a report that does not stop the run, slow progress (the hook's validation loss ratio, NaN
+// when progress is not slow) restarts while a restart is left and the ratio is above 100 times
+// the loss floor (10⁻¹² in double); the run goes on to max_cycles.
+TEST(Restarts, SlowProgressFarAboveTheFloorRestarts) {
+  struct Case {
+    double ratio;
+    int restarts;
+    std::vector<long> expected;  // restart cycles (reports every 10 cycles)
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Case& c : {Case{1e-3, 2, {10, 20}}, Case{1e-3, 0, {}}, Case{2e-12, 1, {10}},
+                        Case{5e-13, 3, {}}, Case{nan, 3, {}}}) {
+    SCOPED_TRACE(c.ratio);
+    Config config = stalling_config(c.restarts, 40);
+    config.output.report_every = 10;
+    const Problem problem = Problem::build(config.problem);
+    BackendOptions opt;
+    opt.dim = 2;
+    opt.penalty = config.training.penalty;
+    opt.min_width = minimum_width(problem.domain(), config.training);
+    auto backend = make_cpu_backend<double>(opt);
+    RbfTrainer<double> trainer(config, problem, *backend);
+    std::vector<long> restarts;
+    RestartHooks hooks;
+    hooks.restarted = [&](long cycle, const std::string&) { restarts.push_back(cycle); };
+    hooks.slow_loss_ratio = [&] { return c.ratio; };
+    trainer.set_restart_hooks(hooks);
+    const ReportFn<double> report = [](long, double, const LossParts&, RbfBackend<double>&,
+                                       bool) { return true; };
+    Rng rng(config.training.seed);
+    const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, rng);
+    const TrainOutcome outcome = trainer.train(init.params, report, StopFn{});
+    EXPECT_EQ(restarts, c.expected);
+    EXPECT_EQ(trainer.state().restarts, int(c.expected.size()));
+    EXPECT_EQ(outcome.stop_reason, "max_cycles");
+    EXPECT_EQ(outcome.cycles, 40);
+  }
+}
+
 // A run that never stalls nor plateaus follows the same trajectory with restarts allowed or not:
 // the same history and error through the whole solve, validation monitor included.
 TEST(Restarts, ARunThatNeverStallsIsUnchanged) {

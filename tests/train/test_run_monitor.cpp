@@ -56,6 +56,55 @@ TEST(RunMonitor, PatienceCountsCyclesNotReports) {
   EXPECT_EQ(plateau_cycle(10, 0), -1);  // patience 0: never
 }
 
+// Slow progress: the validation loss falling 0.1 % a cycle (1 % every ten cycles, so no plateau)
+// takes 106 cycles to fall by 10 %; with patience 50, progress is slow from cycle 51 (the first
+// report is the reference) until that improvement at cycle 107, and again from 157. A restart counts
+// the patience afresh. Falling 1 % a cycle, progress is never slow.
+TEST(RunMonitor, SlowProgressIsUnderTenPercentInPatienceCycles) {
+  Config config;
+  config.name = "monitor";
+  config.problem = test_inputs::seed_problem_spec();
+  config.training.points_interior = 50;
+  config.training.points_boundary = 20;
+  config.training.patience = 50;
+  config.training.tolerance = 0;
+  const Problem problem = Problem::build(config.problem);
+  ValidationSet validation(config, problem);
+  const std::vector<double> grid_u(10, 0.01);
+  for (double rate : {0.999, 0.99}) {
+    SCOPED_TRACE(rate);
+    for (long restart_at : {-1L, 120L}) {
+      SCOPED_TRACE(restart_at);
+      RunMonitor<std::vector<double>> monitor(config, problem, validation);
+      std::vector<long> slow;
+      for (long cycle = 1; cycle <= 170; ++cycle) {
+        ValidationFigures v;
+        v.rms_interior = 1e-3;
+        v.rms_boundary = 1e-3;
+        v.loss = std::pow(rate, double(cycle - 1));
+        v.max_abs_u = 0.01;
+        LossParts train;
+        train.rms_interior = 1e-3;
+        train.rms_boundary = 1e-3;
+        train.loss = v.loss;
+        monitor.observe(cycle, train, v, grid_u, "", {});
+        if (cycle == restart_at) monitor.restarted(cycle);
+        if (monitor.slow()) slow.push_back(cycle);
+        EXPECT_FALSE(monitor.should_stop()) << cycle;
+      }
+      if (rate == 0.99) {
+        EXPECT_TRUE(slow.empty());
+        continue;
+      }
+      std::vector<long> expected;
+      for (long c = 51; c <= 106; ++c) expected.push_back(c);
+      // After a restart at 120 the patience counts from there: slow again from 170.
+      for (long c = restart_at < 0 ? 157 : 170; c <= 170; ++c) expected.push_back(c);
+      EXPECT_EQ(slow, expected);
+    }
+  }
+}
+
 // A network that is zero to rounding (weights of 1e-293, say) has the validation loss of the zero
 // function, ½ RMS f² + ½ λ RMS p²: unsound, and never the best state. Half that loss is sound.
 TEST(RunMonitor, TheZeroFunctionIsUnsound) {
