@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <memory>
 
 #include "solver/train/checkpoint.hpp"
 #include "solver/train/neuron_relocation.hpp"
@@ -50,16 +51,21 @@ struct StallRun {
   std::vector<std::string> restart_notes;
 };
 
+// The CPU backend for `config` on `problem` (2D, double).
+std::unique_ptr<RbfBackend<double>> cpu_backend(const Config& config, const Problem& problem) {
+  BackendOptions opt;
+  opt.dim = 2;
+  opt.penalty = config.training.penalty;
+  opt.min_width = minimum_width(problem.domain(), config.training);
+  return make_cpu_backend<double>(opt);
+}
+
 // Trains `config` from its initial network; with stop_after ≥ 0 interrupted after that many
 // cycles; with `resume_from`, continued from that state instead.
 StallRun train_stalling(const Config& config, long stop_after = -1,
                         const TrainerState<double>* resume_from = nullptr) {
   const Problem problem = Problem::build(config.problem);
-  BackendOptions opt;
-  opt.dim = 2;
-  opt.penalty = config.training.penalty;
-  opt.min_width = minimum_width(problem.domain(), config.training);
-  auto backend = make_cpu_backend<double>(opt);
+  auto backend = cpu_backend(config, problem);
   RbfTrainer<double> trainer(config, problem, *backend);
   StallRun run;
   RestartHooks hooks;
@@ -165,11 +171,7 @@ TEST(Restarts, SlowProgressFarAboveTheFloorRestarts) {
     Config config = stalling_config(c.restarts, 40);
     config.output.report_every = 10;
     const Problem problem = Problem::build(config.problem);
-    BackendOptions opt;
-    opt.dim = 2;
-    opt.penalty = config.training.penalty;
-    opt.min_width = minimum_width(problem.domain(), config.training);
-    auto backend = make_cpu_backend<double>(opt);
+    auto backend = cpu_backend(config, problem);
     RbfTrainer<double> trainer(config, problem, *backend);
     std::vector<long> restarts;
     RestartHooks hooks;

@@ -12,9 +12,8 @@
 namespace rbfpde {
 namespace {
 
-// The cycle at which a run whose validation loss improves by 10 % per cycle up to cycle 30 and
-// then stays flat stops, with reports every `report_every` cycles.
-long plateau_cycle(int report_every, int patience) {
+// The seed problem with a small validation set, no tolerance and the given patience.
+Config monitor_config(int patience) {
   Config config;
   config.name = "monitor";
   config.problem = test_inputs::seed_problem_spec();
@@ -22,22 +21,34 @@ long plateau_cycle(int report_every, int patience) {
   config.training.points_boundary = 20;
   config.training.patience = patience;
   config.training.tolerance = 0;
+  return config;
+}
+
+// A sound report at `cycle` with validation and training loss `loss` (residuals 1e-3 both).
+void observe_loss(RunMonitor<std::vector<double>>& monitor, long cycle, double loss) {
+  const std::vector<double> grid_u(10, 0.01);
+  ValidationFigures v;
+  v.rms_interior = 1e-3;
+  v.rms_boundary = 1e-3;
+  v.loss = loss;
+  v.max_abs_u = 0.01;
+  LossParts train;
+  train.rms_interior = 1e-3;
+  train.rms_boundary = 1e-3;
+  train.loss = loss;
+  monitor.observe(cycle, train, v, grid_u, "", {});
+}
+
+// The cycle at which a run whose validation loss improves by 10 % per cycle up to cycle 30 and
+// then stays flat stops, with reports every `report_every` cycles.
+long plateau_cycle(int report_every, int patience) {
+  const Config config = monitor_config(patience);
   const Problem problem = Problem::build(config.problem);
   ValidationSet validation(config, problem);
   RunMonitor<std::vector<double>> monitor(config, problem, validation);
-  const std::vector<double> grid_u(10, 0.01);
   for (long cycle = report_every; cycle <= 1000; cycle += report_every) {
-    ValidationFigures v;
     const long improving = cycle < 30 ? cycle : 30;
-    v.rms_interior = 1e-3;
-    v.rms_boundary = 1e-3;
-    v.loss = std::pow(0.9, double(improving));
-    v.max_abs_u = 0.01;
-    LossParts train;
-    train.rms_interior = 1e-3;
-    train.rms_boundary = 1e-3;
-    train.loss = v.loss;
-    monitor.observe(cycle, train, v, grid_u, "", {});
+    observe_loss(monitor, cycle, std::pow(0.9, double(improving)));
     if (monitor.should_stop()) {
       EXPECT_EQ(monitor.verdict().stop_reason, "plateau");
       return cycle;
@@ -61,16 +72,9 @@ TEST(RunMonitor, PatienceCountsCyclesNotReports) {
 // report is the reference) until that improvement at cycle 107, and again from 157. A restart counts
 // the patience afresh. Falling 1 % a cycle, progress is never slow.
 TEST(RunMonitor, SlowProgressIsUnderTenPercentInPatienceCycles) {
-  Config config;
-  config.name = "monitor";
-  config.problem = test_inputs::seed_problem_spec();
-  config.training.points_interior = 50;
-  config.training.points_boundary = 20;
-  config.training.patience = 50;
-  config.training.tolerance = 0;
+  const Config config = monitor_config(50);
   const Problem problem = Problem::build(config.problem);
   ValidationSet validation(config, problem);
-  const std::vector<double> grid_u(10, 0.01);
   for (double rate : {0.999, 0.99}) {
     SCOPED_TRACE(rate);
     for (long restart_at : {-1L, 120L}) {
@@ -78,16 +82,7 @@ TEST(RunMonitor, SlowProgressIsUnderTenPercentInPatienceCycles) {
       RunMonitor<std::vector<double>> monitor(config, problem, validation);
       std::vector<long> slow;
       for (long cycle = 1; cycle <= 170; ++cycle) {
-        ValidationFigures v;
-        v.rms_interior = 1e-3;
-        v.rms_boundary = 1e-3;
-        v.loss = std::pow(rate, double(cycle - 1));
-        v.max_abs_u = 0.01;
-        LossParts train;
-        train.rms_interior = 1e-3;
-        train.rms_boundary = 1e-3;
-        train.loss = v.loss;
-        monitor.observe(cycle, train, v, grid_u, "", {});
+        observe_loss(monitor, cycle, std::pow(rate, double(cycle - 1)));
         if (cycle == restart_at) monitor.restarted(cycle);
         if (monitor.slow()) slow.push_back(cycle);
         EXPECT_FALSE(monitor.should_stop()) << cycle;
