@@ -24,52 +24,8 @@ TEST(MlpJacobian, MatchesFiniteDifferencesAndTheGradient) {
     shape.activation = "tanh";
     auto be = make_cpu_mlp_backend<double>(mlp_options(shape, 3.0));
     const std::vector<double> theta = random_mlp_parameters(shape, 7 + dim);
-    be->set_parameters(theta);
     be->set_batch(random_batch(dim, 13, 5, 3));
-    std::vector<double> jac, r;
-    be->jacobian(jac, r);
-    const std::size_t n = r.size(), p = theta.size();
-    ASSERT_EQ(n, 18u);
-    ASSERT_EQ(jac.size(), n * p);
-
-    // R at θ ± h e_k, from residual_vectors with the same scales.
-    const double si = 1 / std::sqrt(13.0), sb = std::sqrt(3.0 / 5.0);
-    auto scaled = [&](const std::vector<double>& t) {
-      be->set_parameters(t);
-      be->residuals();
-      std::vector<double> e, b, out;
-      be->residual_vectors(e, b);
-      for (double v : e) out.push_back(si * v);
-      for (double v : b) out.push_back(sb * v);
-      return out;
-    };
-    const std::vector<double> r0 = scaled(theta);
-    for (std::size_t q = 0; q < n; ++q) EXPECT_NEAR(r[q], r0[q], 1e-14);
-    const double h = 1e-6;
-    double max_err = 0, max_j = 0;
-    for (std::size_t k = 0; k < p; ++k) {
-      std::vector<double> tp = theta, tm = theta;
-      tp[k] += h;
-      tm[k] -= h;
-      const std::vector<double> rp = scaled(tp), rm = scaled(tm);
-      for (std::size_t q = 0; q < n; ++q) {
-        max_err = std::max(max_err, std::abs((rp[q] - rm[q]) / (2 * h) - jac[q * p + k]));
-        max_j = std::max(max_j, std::abs(jac[q * p + k]));
-      }
-    }
-    EXPECT_GT(max_j, 0.0);
-    EXPECT_LE(max_err, 1e-7 * max_j) << "max |fd − J| " << max_err;
-
-    // JᵀR is the gradient of I = ½|R|² that the backward pass accumulates.
-    be->set_parameters(theta);
-    be->loss_and_gradient();
-    std::vector<double> g;
-    be->gradient(g);
-    for (std::size_t k = 0; k < p; ++k) {
-      double jtr = 0;
-      for (std::size_t q = 0; q < n; ++q) jtr += jac[q * p + k] * r[q];
-      EXPECT_NEAR(jtr, g[k], 1e-12 * (1 + std::abs(g[k])));
-    }
+    expect_jacobian_consistent(*be, theta, 13, 5, 3.0);
   }
 }
 

@@ -7,27 +7,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "solver/train/solve.hpp"
+#include "tests/common/shipped_solve.hpp"
 
 namespace rbfpde {
 namespace {
 
 SolveResult solve_small(const std::string& name, const std::vector<std::string>& extra) {
-  static int runs = 0;
-  const std::string dir = std::string(RBFPDE_TEST_TMP) + "/general_" +
-                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                          std::to_string(runs++);
-  std::filesystem::remove_all(dir);
-  std::vector<std::string> overrides = {"output.directory=" + dir, "compute.backend=cpu"};
-  overrides.insert(overrides.end(), extra.begin(), extra.end());
-  const Config config =
-      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/" + name + ".yaml", overrides);
-  const Problem problem = Problem::build(config.problem);
-  SolveOptions options;
-  options.quiet = true;
-  const SolveResult r = solve(config, problem, options);
+  const ShippedSolve run = solve_shipped("general", name, extra);
+  const Config& config = run.config;
+  const SolveResult& r = run.result;
   std::printf("%s: %d neurons, %ld cycles, %.2f s: relative L2 error %.3e, estimate %.3e\n",
               name.c_str(), config.model.neurons, r.outcome.cycles, r.outcome.seconds,
               r.errors.rel_l2, r.error_estimate);

@@ -13,26 +13,16 @@
 #include <iterator>
 
 #include "solver/train/solve.hpp"
+#include "tests/common/shipped_solve.hpp"
 #include "tests/common/summary_counts.hpp"
 
 namespace rbfpde {
 namespace {
 
 SolveResult solve_config(const std::string& name, const std::vector<std::string>& extra = {}) {
-  // One directory per test and run: ctest -j runs tests side by side.
-  static int runs = 0;
-  const std::string dir = std::string(RBFPDE_TEST_TMP) + "/regression_" +
-                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                          std::to_string(runs++);
-  std::filesystem::remove_all(dir);
-  std::vector<std::string> overrides = {"output.directory=" + dir, "compute.backend=cpu"};
-  overrides.insert(overrides.end(), extra.begin(), extra.end());
-  const Config config =
-      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/" + name + ".yaml", overrides);
-  const Problem problem = Problem::build(config.problem);
-  SolveOptions options;
-  options.quiet = true;
-  const SolveResult r = solve(config, problem, options);
+  const ShippedSolve run = solve_shipped("regression", name, extra);
+  const Config& config = run.config;
+  const SolveResult& r = run.result;
   std::printf("%s: %s, %ld cycles, %.2f s: relative L2 error %.3e, max error %.3e\n", name.c_str(),
               config.training.method.c_str(), r.outcome.cycles, r.outcome.seconds, r.errors.rel_l2,
               r.errors.max);
