@@ -56,6 +56,12 @@ struct BackendOptions {
   // back to the QR solve when vp_trial_weights_usable says no (docs/mathematics.md, "Trial
   // weights"; the config's training.lm.trial_weights). Off: every trial solves by QR.
   bool vp_preconditioned_trials = false;
+  // With preconditioned trials: the vp_prepare that follows an accepted preconditioned trial
+  // takes the trial's own factorisation (F_t = A·R⁻¹·R = (A·L⁻ᵀ)·(Lᵀ·R) for G = AᵀA = LLᵀ) and
+  // projects [J_ca | R] by two passes of G's normal equations, instead of a new Householder QR,
+  // where vp_trial_factor_usable accepts the trial's refinement (docs/mathematics.md, "The
+  // factor from the trial"). Off: every vp_prepare factors by QR.
+  bool vp_factor_from_trial = true;
 };
 
 template <class T>
@@ -148,8 +154,10 @@ class RbfBackend {
   virtual void lm_system(std::vector<T>& jtj, std::vector<T>& jtr) const = 0;
   // How vp_try's trial steps since construction solved their weights: by the preconditioned
   // normal equations (BackendOptions::vp_preconditioned_trials) or by QR.
+  // factored_from_trial counts the vp_prepare calls that took an accepted trial's factor
+  // (BackendOptions::vp_factor_from_trial).
   struct VpTrialCounts {
-    long preconditioned = 0, qr = 0;
+    long preconditioned = 0, qr = 0, factored_from_trial = 0;
   };
   virtual VpTrialCounts vp_trial_counts() const = 0;
   // A hint for the coming vp_try calls: true when they are likely to be accepted (the trainer
@@ -227,6 +235,16 @@ inline bool vp_trial_weights_usable(bool factored, double correction, double los
   constexpr double kMaxCorrection = 1e-6, kTie = 1e-4;
   return factored && correction <= kMaxCorrection && std::isfinite(loss) &&
          !(loss >= before * (1 - kTie) && loss <= before * (1 + kTie));
+}
+
+// Whether the vp_prepare after an accepted preconditioned trial may take that trial's factor
+// (BackendOptions::vp_factor_from_trial): when the refinement moved z by at most 10⁻¹⁰ of its
+// norm, cond(G) is at most about 10⁶, one pass of G's normal equations removes the range of F_t
+// from a column to about 10⁻¹⁰ of its size and the second to rounding, and LᵀR factors F_t
+// as accurately as a QR would.
+inline bool vp_trial_factor_usable(double correction) {
+  constexpr double kMaxCorrection = 1e-10;
+  return correction <= kMaxCorrection;
 }
 
 template <class T>

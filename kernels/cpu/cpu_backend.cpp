@@ -106,6 +106,24 @@ void solve_right_upper(const MR& R, M& X) {
   }
 }
 
+// C ← (I − A·G⁻¹·Aᵀ)·C twice, for G = AᵀA factored by llt: the projection of C's columns onto
+// the orthogonal complement of range(A), by two passes of the normal equations (the second
+// removes what the first left of range(A)), C's column blocks in parallel.
+template <class MA, class LLT, class M>
+void project_out_range(const MA& A, const LLT& llt, M& C) {
+  const Eigen::Index blocks = (C.cols() + kColumnBlock - 1) / kColumnBlock;
+#pragma omp parallel for schedule(dynamic, 1) if(C.rows() * C.cols() > kParallelWork)
+  for (Eigen::Index b = 0; b < blocks; ++b) {
+    const Eigen::Index c0 = b * kColumnBlock;
+    auto block = C.middleCols(c0, std::min(kColumnBlock, C.cols() - c0));
+    for (int pass = 0; pass < 2; ++pass) {
+      M x = A.transpose() * block;
+      llt.solveInPlace(x);
+      block.noalias() -= A * x;
+    }
+  }
+}
+
 template <class T>
 double sum_squares(const Vector<T>& v) {
   double s = 0;
@@ -121,6 +139,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
         min_width_(T(options.min_width)),
         eval_ds_(options.laplacian_dims > 0 ? options.laplacian_dims : D),
         preconditioned_trials_(options.vp_preconditioned_trials && std::is_same_v<T, double>),
+        factor_from_trial_(options.vp_factor_from_trial),
         comm_(options.comm ? options.comm : serial_communicator()),
         dist_(comm_->size() > 1) {
     if (eval_ds_ > D) throw std::invalid_argument("laplacian_dims exceeds the dimension");
@@ -356,17 +375,30 @@ class CpuRbfBackend final : public RbfBackend<T> {
     // Marquardt's scaling uses the unprojected columns: a direction whose Jacobian column lies
     // almost in range(F) is damped by its full size, not by its tiny projected one.
     damping_diag_ = C.leftCols(cols).colwise().squaredNorm().transpose();
-    apply_qt(factored_features(), C);
-    const auto B = C.bottomRows(n).leftCols(cols);
-    lower_gram(B, JtJ_);
-    JtR_ = B.transpose() * C.bottomRows(n).col(cols);
+    if (trial_factor_valid_ && m > 0 && n > 0) {
+      // The accepted trial's factor (docs/mathematics.md, "The factor from the trial"): A = F·R⁻¹
+      // in qr_f_, G = AᵀA = LLᵀ in vp_llt_. B is C projected onto the complement of range(F)
+      // in all n + m rows (the same BᵀB and Bᵀz as the QR basis's), and F's factor is LᵀR.
+      project_out_range(qr_f_, vp_llt_, C);
+      const auto B = C.leftCols(cols);
+      lower_gram(B, JtJ_);
+      JtR_ = B.transpose() * C.col(cols);
+      vp_r_ = ColMatrix<T>(vp_llt_.matrixU() * vp_r_);
+      ++trial_counts_.factored_from_trial;
+    } else {
+      apply_qt(factored_features(), C);
+      const auto B = C.bottomRows(n).leftCols(cols);
+      lower_gram(B, JtJ_);
+      JtR_ = B.transpose() * C.bottomRows(n).col(cols);
+      if (preconditioned_trials_ && m > 0 && n > 0)
+        vp_r_ = factored_features().matrixQR().topRows(m).template triangularView<Eigen::Upper>();
+      else
+        vp_r_.resize(0, 0);
+    }
+    trial_factor_valid_ = false;
     theta0_w_ = w_;
     theta0_c_ = c_;
     theta0_a_ = a_;
-    if (preconditioned_trials_ && m > 0 && n > 0)
-      vp_r_ = factored_features().matrixQR().topRows(m).template triangularView<Eigen::Upper>();
-    else
-      vp_r_.resize(0, 0);
     vp_loss_ = parts.loss;
     return parts;
   }
@@ -439,6 +471,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
     set_predicted_decrease(true);
     if (preconditioned_weights()) {
       ++trial_counts_.preconditioned;
+      trial_factor_valid_ = factor_from_trial_ && vp_trial_factor_usable(vp_correction_);
     } else {
       ++trial_counts_.qr;
       solve_weights_qr();
@@ -715,12 +748,13 @@ class CpuRbfBackend final : public RbfBackend<T> {
     solve_right_upper(vp_r_, qr_f_);
     const ColMatrix<T>& A = qr_f_;
     lower_gram(A, vp_gram_);
-    const Eigen::LLT<ColMatrix<T>, Eigen::Lower> llt(vp_gram_);
-    if (llt.info() != Eigen::Success) return false;
-    Vector<T> z = llt.solve(A.transpose() * qr_y_);
-    const Vector<T> dz = llt.solve(A.transpose() * (qr_y_ - A * z));
+    vp_llt_.compute(vp_gram_);
+    if (vp_llt_.info() != Eigen::Success) return false;
+    Vector<T> z = vp_llt_.solve(A.transpose() * qr_y_);
+    const Vector<T> dz = vp_llt_.solve(A.transpose() * (qr_y_ - A * z));
     z += dz;
     const double correction = std::sqrt(sum_squares(dz) / sum_squares(z));
+    vp_correction_ = correction;
     const Vector<T> w_before = w_;
     w_ = vp_r_.template triangularView<Eigen::Upper>().solve(z);
     residuals_from_features();
@@ -751,6 +785,7 @@ class CpuRbfBackend final : public RbfBackend<T> {
   void invalidate_features() {
     features_valid_ = false;
     qr_valid_ = false;
+    trial_factor_valid_ = false;
   }
 
   static LossParts infinite_loss() {
@@ -958,6 +993,13 @@ class CpuRbfBackend final : public RbfBackend<T> {
   // trials' Gram matrix.
   const bool preconditioned_trials_;
   ColMatrix<T> vp_r_, vp_gram_;
+  // The last preconditioned trial's factor of G = AᵀA (A = F·R⁻¹ in qr_f_) and refinement
+  // correction; trial_factor_valid_ while they belong to the current parameters and batch and
+  // the next vp_prepare may take them (BackendOptions::vp_factor_from_trial).
+  const bool factor_from_trial_;
+  Eigen::LLT<ColMatrix<T>, Eigen::Lower> vp_llt_;
+  double vp_correction_ = 0;
+  bool trial_factor_valid_ = false;
   double vp_loss_ = 0;
   typename RbfBackend<T>::VpTrialCounts trial_counts_;
   ColMatrix<T> qr_f_;  // factored_features: F

@@ -8,7 +8,8 @@
 // The look-ahead factorisation (BackendOptions::vp_lookahead) against none, on the GPU alone:
 // Marquardt's loop with both gives the same bits. The preconditioned trial weights
 // (BackendOptions::vp_preconditioned_trials) against the GPU's QR trials and the CPU's
-// preconditioned ones.
+// preconditioned ones; vp_prepare from a preconditioned trial's factor
+// (BackendOptions::vp_factor_from_trial) against the GPU's QR vp_prepare.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -189,12 +190,14 @@ TEST(CudaVarproLookahead, SameBitsAsWithoutOnGeneralRows) {
 }
 
 std::unique_ptr<RbfBackend<double>> smooth_backend(bool gpu, int dim, bool preconditioned,
-                                                   const test_inputs::SmoothCase& c) {
+                                                   const test_inputs::SmoothCase& c,
+                                                   bool factor_from_trial = true) {
   BackendOptions options;
   options.dim = dim;
   options.penalty = 10.0;
   options.min_width = 1e-3;
   options.vp_preconditioned_trials = preconditioned;
+  options.vp_factor_from_trial = factor_from_trial;
   auto be = gpu ? make_cuda_backend<double>(options) : make_cpu_backend<double>(options);
   be->set_batch(c.batch);
   be->set_parameters(c.start);
@@ -244,6 +247,20 @@ TEST(CudaVarproPreconditioned, LoopDescendsLikeQr) {
   const test_inputs::SmoothCase c = test_inputs::smooth_case(2, 500, 120, 5, 61);
   test_inputs::expect_preconditioned_loop_like_qr(
       [&](bool preconditioned) { return smooth_backend(true, 2, preconditioned, c); });
+}
+
+// The CPU test Varpro.FactorFromTrialGivesQrsSystem on the GPU: vp_prepare from an accepted
+// preconditioned trial's factor (GEMMs, potrs, TRMM) against the GPU's QR vp_prepare at the same
+// parameters (expect_factor_from_trial_like_qr), in 2D and 3D.
+TEST(CudaVarproPreconditioned, FactorFromTrialGivesQrsSystem) {
+  RBFPDE_REQUIRE_CUDA_DEVICE();
+  for (int dim : kDims) {
+    SCOPED_TRACE(testing::Message() << "dim " << dim);
+    const test_inputs::SmoothCase c = dim == 2 ? test_inputs::smooth_case(2, 700, 200, 6, 61)
+                                               : test_inputs::smooth_case(3, 700, 200, 3, 53);
+    auto pre = smooth_backend(true, dim, true, c), ref = smooth_backend(true, dim, true, c, false);
+    test_inputs::expect_factor_from_trial_like_qr(*pre, *ref);
+  }
 }
 
 }  // namespace

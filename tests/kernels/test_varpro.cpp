@@ -30,12 +30,14 @@ struct VpCase {
 class VarproTest : public testing::TestWithParam<VpCase> {};
 
 std::unique_ptr<RbfBackend<double>> backend_for(int dim, double penalty = 10.0,
-                                                bool preconditioned_trials = false) {
+                                                bool preconditioned_trials = false,
+                                                bool factor_from_trial = true) {
   BackendOptions options;
   options.dim = dim;
   options.penalty = penalty;
   options.min_width = 1e-3;
   options.vp_preconditioned_trials = preconditioned_trials;
+  options.vp_factor_from_trial = factor_from_trial;
   return make_cpu_backend<double>(options);
 }
 
@@ -225,6 +227,31 @@ TEST(Varpro, PreconditionedTrialWeightsMatchQr) {
   }
 }
 
+// The gate on the trial's refinement correction (kernels/backend.hpp).
+TEST(Varpro, TrialFactorUsableOnlyForASmallCorrection) {
+  EXPECT_TRUE(vp_trial_factor_usable(0.0));
+  EXPECT_TRUE(vp_trial_factor_usable(1e-10));
+  EXPECT_FALSE(vp_trial_factor_usable(2e-10));
+  EXPECT_FALSE(vp_trial_factor_usable(1e-7));
+  EXPECT_FALSE(vp_trial_factor_usable(std::nan("")));
+}
+
+// vp_prepare after an accepted preconditioned trial, from the trial's factor (projection by two
+// passes of G's normal equations, F's factor LᵀR), against a QR vp_prepare at the same
+// parameters along Marquardt's loop (expect_factor_from_trial_like_qr).
+TEST(Varpro, FactorFromTrialGivesQrsSystem) {
+  for (int dim : {2, 3}) {
+    SCOPED_TRACE(testing::Message() << "dim " << dim);
+    const SmoothCase c =
+        dim == 2 ? smooth_case(2, 700, 200, 6, 61) : smooth_case(3, 700, 200, 3, 53);
+    auto pre = backend_for(dim, 10.0, true), ref = backend_for(dim, 10.0, true, false);
+    for (auto* be : {pre.get(), ref.get()}) be->set_batch(c.batch);
+    pre->set_parameters(c.start);
+    pre->solve_weights_qr();
+    test_inputs::expect_factor_from_trial_like_qr(*pre, *ref);
+  }
+}
+
 // Marquardt's loop on one fixed batch with preconditioned trial weights against QR's
 // (expect_preconditioned_loop_like_qr).
 TEST(Varpro, PreconditionedTrialLoopDescendsLikeQr) {
@@ -240,12 +267,13 @@ TEST(Varpro, PreconditionedTrialLoopDescendsLikeQr) {
 
 // The QR factorisation, Qᵀ[J_ca | R] and JᵀJ run over fixed column blocks, one block a task: a
 // system large enough to take that path gives the same bits on 1, 2 and 3 threads, and so do the
-// preconditioned trial weights (A = F·R⁻¹ by row blocks, AᵀA by column blocks).
+// preconditioned trial weights (A = F·R⁻¹ by row blocks, AᵀA by column blocks) and the system
+// from the trial's factor (the projection by column blocks).
 TEST(Varpro, ThreadCountDoesNotChangeTheNumbers) {
   const CollocationBatch batch = random_batch(2, 1500, 300, 41);
   const RbfParameters<double> start = random_parameters<double>(2, 150, 43);
   std::vector<double> losses;
-  std::vector<std::vector<double>> jtjs, jtrs, widths, pre_weights;
+  std::vector<std::vector<double>> jtjs, jtrs, widths, pre_weights, pre_jtjs, pre_jtrs;
   std::vector<double> pre_losses;
   const SmoothCase smooth = smooth_case(2, 1500, 300, 12, 47);
   const int max_threads = omp_get_max_threads();
@@ -269,6 +297,11 @@ TEST(Varpro, ThreadCountDoesNotChangeTheNumbers) {
     pre_losses.push_back(pre->vp_try(1e-2).loss);
     pre_weights.push_back(pre->parameters().weights);
     EXPECT_EQ(pre->vp_trial_counts().preconditioned, 1);
+    pre->vp_prepare();  // from the trial's factor
+    EXPECT_EQ(pre->vp_trial_counts().factored_from_trial, 1);
+    pre_jtjs.emplace_back();
+    pre_jtrs.emplace_back();
+    pre->lm_system(pre_jtjs.back(), pre_jtrs.back());
   }
   omp_set_num_threads(max_threads);
   for (std::size_t i = 1; i < jtjs.size(); ++i) {
@@ -279,6 +312,8 @@ TEST(Varpro, ThreadCountDoesNotChangeTheNumbers) {
     EXPECT_EQ(widths[i], widths[0]);
     EXPECT_EQ(pre_losses[i], pre_losses[0]);
     EXPECT_EQ(pre_weights[i], pre_weights[0]);
+    EXPECT_EQ(pre_jtjs[i], pre_jtjs[0]);
+    EXPECT_EQ(pre_jtrs[i], pre_jtrs[0]);
   }
 }
 

@@ -57,10 +57,35 @@ cusolverStatus_t potrf(cusolverDnHandle_t h, int n, T* a, T* work, int lwork, in
   return pick<T>(cusolverDnDpotrf, cusolverDnSpotrf)(h, CUBLAS_FILL_MODE_LOWER, n, a, n, work,
                                                      lwork, info);
 }
+// b (n × cols, ld ldb) = (LLᵀ)⁻¹ b for L in the lower triangle of a (n × n, ld n) from potrf.
+template <class T>
+cusolverStatus_t potrs_columns(cusolverDnHandle_t h, int n, int cols, const T* a, T* b, int ldb,
+                               int* info) {
+  return pick<T>(cusolverDnDpotrs, cusolverDnSpotrs)(h, CUBLAS_FILL_MODE_LOWER, n, cols, a, n, b,
+                                                     ldb, info);
+}
 template <class T>
 cusolverStatus_t potrs(cusolverDnHandle_t h, int n, const T* a, T* b, int* info) {
-  return pick<T>(cusolverDnDpotrs, cusolverDnSpotrs)(h, CUBLAS_FILL_MODE_LOWER, n, 1, a, n, b, n,
-                                                     info);
+  return potrs_columns(h, n, 1, a, b, n, info);
+}
+
+// C (rows × cols, ld ldc) = alpha · op(A)·op(B) + beta · C, op(A) rows × k, op(B) k × cols.
+template <class T>
+cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t op_a, cublasOperation_t op_b, int rows,
+                    int cols, int k, const T* alpha, const T* a, int lda, const T* b, int ldb,
+                    const T* beta, T* c, int ldc) {
+  return pick<T>(cublasDgemm, cublasSgemm)(h, op_a, op_b, rows, cols, k, alpha, a, lda, b, ldb,
+                                           beta, c, ldc);
+}
+
+// b (n × cols, ld ldb) = Lᵀ·b in place, L the lower triangle of l (n × n, ld ldl).
+template <class T>
+cublasStatus_t trmm_left_lower_t(cublasHandle_t h, int n, int cols, const T* l, int ldl, T* b,
+                                 int ldb) {
+  const T one = 1;
+  return pick<T>(cublasDtrmm, cublasStrmm)(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+                                           CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, n, cols, &one, l, ldl,
+                                           b, ldb, b, ldb);
 }
 
 // Householder QR (geqrf), Qᵀ·C (ormqr, from the left) and the triangular solve R x = b (trsv),

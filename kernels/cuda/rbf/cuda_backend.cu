@@ -42,10 +42,13 @@
 // factors them as vp_prepare would; when that trial is the one accepted, the next vp_prepare
 // takes this factorisation instead of making its own. The same kernels and cuSOLVER calls on the
 // same inputs: the same bits as without it, and one geqrf fewer on the path of an iteration.
-// Preconditioned trials (which factor nothing) run with it only when the trainer expects the
-// trial to be accepted (vp_expect_accepted_trials: under Nielsen's damping rule, or a retry after
-// a rejection): beside their short solve the second stream's geqrf costs time, and under
-// Marquardt's rule about half the first trials are rejected (bench/RESULTS.md).
+// A preconditioned trial needs none: an accepted one leaves A = F·R⁻¹ and the Cholesky factor L
+// of G = AᵀA, and the next vp_prepare takes F's factor LᵀR from them and projects [J_ca | R] by
+// two passes of G's normal equations (GEMMs and potrs; BackendOptions::vp_factor_from_trial,
+// docs/mathematics.md "The factor from the trial"), so the look-ahead runs beside a
+// preconditioned trial only when it falls back to QR. With vp_factor_from_trial off it runs
+// beside a preconditioned trial that the trainer expects to be accepted
+// (vp_expect_accepted_trials: under Nielsen's damping rule, or a retry after a rejection).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -119,6 +122,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
   explicit CudaRbfBackend(const BackendOptions& options)
       : lookahead_(options.vp_lookahead),
         preconditioned_(options.vp_preconditioned_trials && std::is_same_v<T, double>),
+        factor_from_trial_(options.vp_factor_from_trial),
         penalty_(T(options.penalty)),
         min_width_(T(options.min_width)),
         laplacian_dims_(
@@ -393,6 +397,9 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // multiplied by Qᵀ, then JᵀJ = BᵀB and JᵀR = Bᵀz from C's rows m… by SYRK and GEMV.
   LossParts vp_prepare() override {
     if (dist_) return vp_prepare_tsqr();
+    // The accepted preconditioned trial's factorisation replaces the QR (see the head of this file).
+    const bool from_trial = trial_factor_valid_;
+    trial_factor_valid_ = false;
     const int n = pts_.rows(), pc = m_ * (D + 1), rows = n + m_;
     size_lm_buffers(n, pc);
     vp_diag_.resize(pc);
@@ -400,7 +407,9 @@ class CudaRbfBackend final : public RbfBackend<T> {
     qr_y_.resize(rows);
     enqueue_jacobian();
     if (m_ > 0 && n > 0) {
-      if (ahead_.valid) {  // the accepted trial's look-ahead factorisation: these features' QR
+      if (from_trial) {
+        ahead_.valid = false;  // (none is made beside a preconditioned trial)
+      } else if (ahead_.valid) {  // the accepted trial's look-ahead factorisation: its QR
         std::swap(qr_a_, ahead_.a);
         std::swap(qr_tau_, ahead_.tau);
         ahead_.valid = false;
@@ -413,15 +422,26 @@ class CudaRbfBackend final : public RbfBackend<T> {
                                    std::size_t(m_) * sizeof(T), pc + 1, stream_));
       // Marquardt's scaling from the unprojected columns (as the CPU backend).
       gpu::launch_column_norms<T>(stream_, vp_c_.data(), n, pc, rows, true, vp_diag_.data());
-      apply_reflectors_t(qr_a_.data(), rows, m_, vp_c_.data(), pc + 1);
-      // R for the preconditioned trials (its lower part holds reflectors, which they ignore).
-      vp_r_valid_ = preconditioned_;
-      if (vp_r_valid_) {
-        vp_r_.resize(std::size_t(m_) * m_);
-        copy_block(vp_r_.data(), m_, qr_a_.data(), rows, m_, m_);
+      LossParts parts;
+      if (from_trial) {
+        // B: C projected onto the complement of range(F) in all rows; F's factor LᵀR (in place,
+        // R's lower part zero).
+        project_out_range(vp_c_.data(), rows, pc + 1);
+        CUBLAS_CHECK(gpu::blas::trmm_left_lower_t(cublas_, m_, m_, pc_.gram.data(), m_,
+                                                  vp_r_.data(), m_));
+        ++trial_counts_.factored_from_trial;
+        parts = finish_vp_prepare(rows, vp_c_.data(), rows, vp_c_.data() + std::size_t(rows) * pc);
+      } else {
+        apply_reflectors_t(qr_a_.data(), rows, m_, vp_c_.data(), pc + 1);
+        // R for the preconditioned trials.
+        vp_r_valid_ = preconditioned_;
+        if (vp_r_valid_) {
+          vp_r_.resize(std::size_t(m_) * m_);
+          gpu::launch_upper_triangle<T>(stream_, qr_a_.data(), rows, vp_r_.data(), m_);
+        }
+        const T* b = vp_c_.data() + m_;
+        parts = finish_vp_prepare(n, b, rows, b + std::size_t(rows) * pc);
       }
-      const T* b = vp_c_.data() + m_;
-      const LossParts parts = finish_vp_prepare(n, b, rows, b + std::size_t(rows) * pc);
       vp_loss_ = parts.loss;
       return parts;
     }
@@ -461,14 +481,20 @@ class CudaRbfBackend final : public RbfBackend<T> {
     // follows has its own calls, beside the look-ahead factorisation on its own stream.
     if (!try_step(-3.0, pc, mu, m_, vp_diag_.data())) return rejected_step();
     const bool precondition = vp_r_valid_ && !dist_;
-    const bool ahead =
-        lookahead_ && !dist_ && pts_.rows() > 0 && (!precondition || expect_accepted_);
+    const bool may_look_ahead = lookahead_ && !dist_ && pts_.rows() > 0;
+    // Beside a preconditioned trial only without the factor from the trial, which replaces it.
+    bool ahead = may_look_ahead && (!precondition || (expect_accepted_ && !factor_from_trial_));
     if (ahead) enqueue_lookahead();
     LossParts parts;
     const bool preconditioned = precondition && preconditioned_weights(parts);
     if (preconditioned) {
       ++trial_counts_.preconditioned;
+      trial_factor_valid_ = factor_from_trial_ && vp_trial_factor_usable(pc_.correction);
     } else {
+      if (may_look_ahead && !ahead && factor_from_trial_) {  // a fallback to QR
+        enqueue_lookahead();
+        ahead = true;
+      }
       ++trial_counts_.qr;
       solve_weights_qr();
     }
@@ -625,6 +651,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     features_valid_ = false;
     system_valid_ = false;
     ahead_.valid = false;
+    trial_factor_valid_ = false;
   }
 
   void upload(T* dst, const std::vector<T>& src) {
@@ -1219,10 +1246,28 @@ class CudaRbfBackend final : public RbfBackend<T> {
     std::vector<T> norms(2);
     download(norms, pc_.norms.data());  // synchronises
     const double correction = double(norms[0]) / double(norms[1]);
+    pc_.correction = correction;
     if (vp_trial_weights_usable(info == 0, correction, parts.loss, vp_loss_)) return true;
     device_copy(theta_.data(), theta0_.data(), m_);
     res_stale_ = true;
     return false;
+  }
+
+  // c (rows × cols, leading dimension rows) ← (I − A·G⁻¹·Aᵀ)·c twice, with the last
+  // preconditioned trial's A (pc_.a) and G's Cholesky factor (pc_.gram): c projected onto the
+  // complement of range(A) by two passes of the normal equations (the CPU backend's
+  // project_out_range).
+  void project_out_range(T* c, int rows, int cols) {
+    pc_.x.resize(std::size_t(m_) * cols);
+    const T one = 1, zero = 0, minus_one = -1;
+    for (int pass = 0; pass < 2; ++pass) {
+      CUBLAS_CHECK(gpu::blas::gemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, m_, cols, rows, &one,
+                                   pc_.a.data(), rows, c, rows, &zero, pc_.x.data(), m_));
+      CUSOLVER_CHECK(gpu::blas::potrs_columns(cusolver_, m_, cols, pc_.gram.data(), pc_.x.data(),
+                                              m_, pc_.info.data() + 1));
+      CUBLAS_CHECK(gpu::blas::gemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, rows, cols, m_, &minus_one,
+                                   pc_.a.data(), rows, pc_.x.data(), m_, &one, c, rows));
+    }
   }
 
   // c (rows × cols, leading dimension rows) = Qᵀ c, Q the product of the k reflectors that
@@ -1422,6 +1467,10 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   bool lookahead_;  // BackendOptions::vp_lookahead
   bool preconditioned_;  // BackendOptions::vp_preconditioned_trials, in double
+  bool factor_from_trial_;  // BackendOptions::vp_factor_from_trial
+  // The last preconditioned trial's A and factor of G (pc_) belong to θ and the batch, and the
+  // next vp_prepare may take them (vp_trial_factor_usable).
+  bool trial_factor_valid_ = false;
   bool expect_accepted_ = false;  // vp_expect_accepted_trials
   // vp_prepare's R (m × m, ld m; valid after a single-GPU vp_prepare with preconditioned_) and
   // loss, and preconditioned_weights' buffers: A, G and its factor, z, its correction, y − Az,
@@ -1430,9 +1479,11 @@ class CudaRbfBackend final : public RbfBackend<T> {
   DeviceBuffer<T> vp_r_;
   double vp_loss_ = 0;
   typename RbfBackend<T>::VpTrialCounts trial_counts_;
+  // project_out_range's G⁻¹Aᵀc (x) and the last refinement correction |dz|/|z|.
   struct {
-    DeviceBuffer<T> a, gram, z, dz, r, norms;
+    DeviceBuffer<T> a, gram, z, dz, r, norms, x;
     DeviceBuffer<int> info;
+    double correction = 0;
   } pc_;
   T penalty_, min_width_;
   int laplacian_dims_;  // of evaluate

@@ -150,6 +150,9 @@ void launch_jacobian(Stream stream, PointsView pts, const T* x, const T* res, co
 // Copies the lower triangle of a column-major m × m matrix into its upper triangle.
 template <class T>
 void launch_symmetrize_lower(Stream stream, T* a, int m);
+// dst (m × m, column-major) = the upper triangle of src (leading dimension ld_src), zeros below.
+template <class T>
+void launch_upper_triangle(Stream stream, const T* src, int ld_src, T* dst, int m);
 template <class T>
 void launch_add_to_diagonal(Stream stream, T* a, int m, T value);
 // norms[k] = |column k| (or its square) of the first `rows` rows of a column-major matrix

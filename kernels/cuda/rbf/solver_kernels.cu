@@ -37,6 +37,14 @@ __global__ void symmetrize_lower_kernel(T* a, int m) {
   if (i < m && j < m && i < j) a[i + std::size_t(j) * m] = a[j + std::size_t(i) * m];
 }
 
+template <class T>
+__global__ void upper_triangle_kernel(const T* __restrict__ src, int ld_src, T* __restrict__ dst,
+                                      int m) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // row
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;  // column
+  if (i < m && j < m) dst[i + std::size_t(j) * m] = i <= j ? src[i + std::size_t(j) * ld_src] : T(0);
+}
+
 // a = Σ_s partials[s] (lower triangle, slabs in order), then a's upper triangle = its lower.
 template <class T>
 __global__ void sum_slabs_symmetric_kernel(const T* __restrict__ partials, int slabs, T* a, int m) {
@@ -226,6 +234,15 @@ void launch_symmetrize_lower(Stream stream, T* a, int m) {
 }
 
 template <class T>
+void launch_upper_triangle(Stream stream, const T* src, int ld_src, T* dst, int m) {
+  if (m == 0) return;
+  const dim3 block(32, 8);
+  const dim3 grid((m + 31) / 32, (m + 7) / 8);
+  upper_triangle_kernel<T><<<grid, block, 0, stream>>>(src, ld_src, dst, m);
+  CUDA_CHECK_LAUNCH("upper_triangle_kernel");
+}
+
+template <class T>
 void launch_column_norms(Stream stream, const T* a, int rows, int cols, int lda, bool squared,
                          T* norms) {
   if (cols == 0) return;
@@ -305,6 +322,7 @@ void launch_accept_weights(Stream stream, const T* solution, const int* info, T*
 
 #define RBFPDE_INSTANTIATE(T)                                                                  \
   template void launch_symmetrize_lower<T>(Stream, T*, int);                                   \
+  template void launch_upper_triangle<T>(Stream, const T*, int, T*, int);                      \
   template void launch_add_to_diagonal<T>(Stream, T*, int, T);                                 \
   template void launch_sum_slabs_symmetric<T>(Stream, const T*, int, T*, int);                 \
   template void launch_cg_init<T>(Stream, const T*, const T*, T*, int, int, double, CgState*); \
