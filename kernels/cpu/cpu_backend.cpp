@@ -377,14 +377,13 @@ class CpuRbfBackend final : public RbfBackend<T> {
     damping_diag_ = C.leftCols(cols).colwise().squaredNorm().transpose();
     if (trial_factor_valid_ && m > 0 && n > 0) {
       // The accepted trial's factor (docs/mathematics.md, "The factor from the trial"): A = F·R⁻¹
-      // in qr_f_ (R = trial_r()), G = AᵀA = LLᵀ in vp_llt_. B is C projected onto the complement
-      // of range(F) in all n + m rows (the same BᵀB and Bᵀz as the QR basis's), and F's factor
-      // is LᵀR.
+      // in qr_f_, G = AᵀA = LLᵀ in vp_llt_. B is C projected onto the complement of range(F)
+      // in all n + m rows (the same BᵀB and Bᵀz as the QR basis's), and F's factor is LᵀR.
       project_out_range(qr_f_, vp_llt_, C);
       const auto B = C.leftCols(cols);
       lower_gram(B, JtJ_);
       JtR_ = B.transpose() * C.col(cols);
-      vp_r_ = ColMatrix<T>(vp_llt_.matrixU() * trial_r());
+      vp_r_ = ColMatrix<T>(vp_llt_.matrixU() * vp_r_);
       ++trial_counts_.factored_from_trial;
     } else {
       apply_qt(factored_features(), C);
@@ -739,38 +738,25 @@ class CpuRbfBackend final : public RbfBackend<T> {
   // The trial's weights from the normal equations of A = F·R⁻¹ (F the scaled system over its
   // ridge rows at the trial's centres and widths, R vp_prepare's factor), which are well
   // conditioned while F stays close to the features R factors: G = AᵀA = LLᵀ, z = G⁻¹Aᵀy, one
-  // step of iterative refinement z += G⁻¹Aᵀ(y − Az), w = R⁻¹z. Where the refinement's correction
-  // is too large for vp_trial_factor_usable, a second pass (Cholesky QR's) takes A·L⁻ᵀ and LᵀR
-  // for A and R and solves again (docs/mathematics.md, "Trial weights"). Keeps w and returns true
-  // when vp_trial_weights_usable accepts the result; otherwise restores the weights and returns
-  // false.
+  // step of iterative refinement z += G⁻¹Aᵀ(y − Az), w = R⁻¹z. Keeps w and returns true when
+  // vp_trial_weights_usable accepts the result; otherwise restores the weights and returns false.
   bool preconditioned_weights() {
     if (vp_r_.size() == 0 || dist_) return false;
     assemble_features();
     qr_valid_ = false;
     scaled_system(qr_f_, qr_y_);  // A in place of F; factored_features() rebuilds F if needed
     solve_right_upper(vp_r_, qr_f_);
-    ColMatrix<T>& A = qr_f_;
-    trial_two_pass_ = false;
-    Vector<T> z;
-    double correction = 0;
-    for (int pass = 0;; ++pass) {
-      lower_gram(A, vp_gram_);
-      vp_llt_.compute(vp_gram_);
-      if (vp_llt_.info() != Eigen::Success) return false;
-      z = vp_llt_.solve(A.transpose() * qr_y_);
-      const Vector<T> dz = vp_llt_.solve(A.transpose() * (qr_y_ - A * z));
-      z += dz;
-      correction = std::sqrt(sum_squares(dz) / sum_squares(z));
-      if (pass == 1 || vp_trial_factor_usable(correction)) break;
-      const ColMatrix<T> U = vp_llt_.matrixU();
-      solve_right_upper(U, A);
-      trial_r_ = U * vp_r_;
-      trial_two_pass_ = true;
-    }
+    const ColMatrix<T>& A = qr_f_;
+    lower_gram(A, vp_gram_);
+    vp_llt_.compute(vp_gram_);
+    if (vp_llt_.info() != Eigen::Success) return false;
+    Vector<T> z = vp_llt_.solve(A.transpose() * qr_y_);
+    const Vector<T> dz = vp_llt_.solve(A.transpose() * (qr_y_ - A * z));
+    z += dz;
+    const double correction = std::sqrt(sum_squares(dz) / sum_squares(z));
     vp_correction_ = correction;
     const Vector<T> w_before = w_;
-    w_ = trial_r().template triangularView<Eigen::Upper>().solve(z);
+    w_ = vp_r_.template triangularView<Eigen::Upper>().solve(z);
     residuals_from_features();
     if (vp_trial_weights_usable(true, correction, loss_parts().loss, vp_loss_)) return true;
     w_ = w_before;
@@ -1007,17 +993,13 @@ class CpuRbfBackend final : public RbfBackend<T> {
   // trials' Gram matrix.
   const bool preconditioned_trials_;
   ColMatrix<T> vp_r_, vp_gram_;
-  // The last preconditioned trial's factor of G = AᵀA (A = F·trial_r()⁻¹ in qr_f_) and refinement
+  // The last preconditioned trial's factor of G = AᵀA (A = F·R⁻¹ in qr_f_) and refinement
   // correction; trial_factor_valid_ while they belong to the current parameters and batch and
   // the next vp_prepare may take them (BackendOptions::vp_factor_from_trial).
   const bool factor_from_trial_;
   Eigen::LLT<ColMatrix<T>, Eigen::Lower> vp_llt_;
   double vp_correction_ = 0;
   bool trial_factor_valid_ = false;
-  // LᵀR for the first pass's L, which the second pass of preconditioned_weights divides F by.
-  ColMatrix<T> trial_r_;
-  bool trial_two_pass_ = false;
-  const ColMatrix<T>& trial_r() const { return trial_two_pass_ ? trial_r_ : vp_r_; }
   double vp_loss_ = 0;
   typename RbfBackend<T>::VpTrialCounts trial_counts_;
   ColMatrix<T> qr_f_;  // factored_features: F

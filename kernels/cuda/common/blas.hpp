@@ -130,15 +130,6 @@ cublasStatus_t trsm_right_upper(cublasHandle_t h, int rows, int n, const T* r, i
                                            CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, rows, n, &one, r, ldr,
                                            a, lda);
 }
-// A (rows × n, ld lda) = A·L⁻ᵀ with L the lower triangle of l (n × n, ld ldl).
-template <class T>
-cublasStatus_t trsm_right_lower_t(cublasHandle_t h, int rows, int n, const T* l, int ldl, T* a,
-                                  int lda) {
-  const T one = 1;
-  return pick<T>(cublasDtrsm, cublasStrsm)(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER,
-                                           CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, rows, n, &one, l, ldl,
-                                           a, lda);
-}
 // y += alpha·x (alpha in the handle's pointer mode).
 template <class T>
 cublasStatus_t axpy(cublasHandle_t h, int n, const T* alpha, const T* x, T* y) {

@@ -427,8 +427,6 @@ class CudaRbfBackend final : public RbfBackend<T> {
         // B: C projected onto the complement of range(F) in all rows; F's factor LᵀR (in place,
         // R's lower part zero).
         project_out_range(vp_c_.data(), rows, pc + 1);
-        if (pc_.two_pass)
-          device_copy(vp_r_.data(), pc_.r_trial.data(), std::size_t(m_) * m_);
         CUBLAS_CHECK(gpu::blas::trmm_left_lower_t(cublas_, m_, m_, pc_.gram.data(), m_,
                                                   vp_r_.data(), m_));
         ++trial_counts_.factored_from_trial;
@@ -1196,11 +1194,9 @@ class CudaRbfBackend final : public RbfBackend<T> {
 
   // The CPU backend's preconditioned_weights (docs/mathematics.md, "Trial weights"): A = F·R⁻¹
   // for the trial's features over the ridge rows and vp_prepare's R (TRSM), G = AᵀA (SYRK) = LLᵀ
-  // (potrf), z = G⁻¹Aᵀy, one refinement step z += G⁻¹Aᵀ(y − Az); where the correction is too
-  // large for vp_trial_factor_usable (read back after the first pass), a second pass with A·L⁻ᵀ
-  // (TRSM) and LᵀR (TRMM, in pc_.r_trial); then w = R⁻¹z (trsv) and the residuals at w. When
-  // vp_trial_weights_usable accepts, θ keeps w and `parts` holds the loss; otherwise θ's weights
-  // return to θ0's and the caller solves by QR.
+  // (potrf), z = G⁻¹Aᵀy, one refinement step z += G⁻¹Aᵀ(y − Az), w = R⁻¹z (trsv), the residuals
+  // at w. When vp_trial_weights_usable accepts, θ keeps w and `parts` holds the loss; otherwise
+  // θ's weights return to θ0's and the caller solves by QR.
   bool preconditioned_weights(LossParts& parts) {
     const int n = pts_.rows(), rows = n + m_;
     qr_features_.resize(std::size_t(n) * m_);
@@ -1218,59 +1214,39 @@ class CudaRbfBackend final : public RbfBackend<T> {
     pc_.info.resize(2);
     const T one = 1, zero = 0, minus_one = -1;
     CUBLAS_CHECK(gpu::blas::trsm_right_upper(cublas_, rows, m_, vp_r_.data(), m_, a, rows));
+    CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, rows, &one, a, rows, &zero, pc_.gram.data()));
+    int lwork = 0;
+    CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, m_, pc_.gram.data(), &lwork));
+    work_.resize(std::max(lwork, 1));
+    CUSOLVER_CHECK(gpu::blas::potrf(cusolver_, m_, pc_.gram.data(), work_.data(), lwork,
+                                    pc_.info.data()));
     auto solve = [&](const T* rhs, T* x) {  // x = G⁻¹Aᵀ·rhs
       CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_T, rows, m_, &one, a, rows, rhs, &zero, x));
       CUSOLVER_CHECK(gpu::blas::potrs(cusolver_, m_, pc_.gram.data(), x, pc_.info.data() + 1));
     };
-    int info = 0;
-    std::vector<T> norms(2);
-    auto read_back = [&] {  // potrf's status and the correction |dz|/|z|
-      CUDA_CHECK(cudaMemcpyAsync(&info, pc_.info.data(), sizeof(int), cudaMemcpyDeviceToHost,
-                                 stream_));
-      download(norms, pc_.norms.data());  // synchronises
-      pc_.correction = double(norms[0]) / double(norms[1]);
-    };
-    pc_.two_pass = false;
-    for (int pass = 0;; ++pass) {
-      CUBLAS_CHECK(gpu::blas::syrk_t(cublas_, m_, rows, &one, a, rows, &zero, pc_.gram.data()));
-      int lwork = 0;
-      CUSOLVER_CHECK(gpu::blas::potrf_buffer_size(cusolver_, m_, pc_.gram.data(), &lwork));
-      work_.resize(std::max(lwork, 1));
-      CUSOLVER_CHECK(gpu::blas::potrf(cusolver_, m_, pc_.gram.data(), work_.data(), lwork,
-                                      pc_.info.data()));
-      solve(qr_y_.data(), pc_.z.data());
-      device_copy(pc_.r.data(), qr_y_.data(), rows);
-      CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, rows, m_, &minus_one, a, rows,
-                                   pc_.z.data(), &one, pc_.r.data()));
-      solve(pc_.r.data(), pc_.dz.data());
-      CUBLAS_CHECK(gpu::blas::axpy(cublas_, m_, &one, pc_.dz.data(), pc_.z.data()));
-      {
-        DevicePointerMode device_results(cublas_);
-        CUBLAS_CHECK(gpu::blas::nrm2(cublas_, m_, pc_.dz.data(), pc_.norms.data()));
-        CUBLAS_CHECK(gpu::blas::nrm2(cublas_, m_, pc_.z.data(), pc_.norms.data() + 1));
-      }
-      if (pass == 1) break;
-      read_back();
-      if (info != 0) {  // θ's weights are still θ0's
-        res_stale_ = true;
-        return false;
-      }
-      if (vp_trial_factor_usable(pc_.correction)) break;
-      // Cholesky QR's second pass: R ← LᵀR (R's lower part zero), A ← A·L⁻ᵀ.
-      pc_.r_trial.resize(std::size_t(m_) * m_);
-      device_copy(pc_.r_trial.data(), vp_r_.data(), std::size_t(m_) * m_);
-      CUBLAS_CHECK(gpu::blas::trmm_left_lower_t(cublas_, m_, m_, pc_.gram.data(), m_,
-                                                pc_.r_trial.data(), m_));
-      CUBLAS_CHECK(gpu::blas::trsm_right_lower_t(cublas_, rows, m_, pc_.gram.data(), m_, a, rows));
-      pc_.two_pass = true;
+    solve(qr_y_.data(), pc_.z.data());
+    device_copy(pc_.r.data(), qr_y_.data(), rows);
+    CUBLAS_CHECK(gpu::blas::gemv(cublas_, CUBLAS_OP_N, rows, m_, &minus_one, a, rows,
+                                 pc_.z.data(), &one, pc_.r.data()));
+    solve(pc_.r.data(), pc_.dz.data());
+    CUBLAS_CHECK(gpu::blas::axpy(cublas_, m_, &one, pc_.dz.data(), pc_.z.data()));
+    {
+      DevicePointerMode device_results(cublas_);
+      CUBLAS_CHECK(gpu::blas::nrm2(cublas_, m_, pc_.dz.data(), pc_.norms.data()));
+      CUBLAS_CHECK(gpu::blas::nrm2(cublas_, m_, pc_.z.data(), pc_.norms.data() + 1));
     }
-    CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, trial_r(), m_, pc_.z.data()));
+    CUBLAS_CHECK(gpu::blas::trsv_upper(cublas_, m_, vp_r_.data(), m_, pc_.z.data()));
     gpu::launch_accept_weights<T>(stream_, pc_.z.data(), pc_.info.data(), theta_.data(), m_,
                                   scalars_.data());
     enqueue_residuals();
     parts = to_loss_parts(read_scalars());
-    read_back();
-    const double correction = pc_.correction;
+    int info = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&info, pc_.info.data(), sizeof(int), cudaMemcpyDeviceToHost,
+                               stream_));
+    std::vector<T> norms(2);
+    download(norms, pc_.norms.data());  // synchronises
+    const double correction = double(norms[0]) / double(norms[1]);
+    pc_.correction = correction;
     if (vp_trial_weights_usable(info == 0, correction, parts.loss, vp_loss_)) return true;
     device_copy(theta_.data(), theta0_.data(), m_);
     res_stale_ = true;
@@ -1503,16 +1479,12 @@ class CudaRbfBackend final : public RbfBackend<T> {
   DeviceBuffer<T> vp_r_;
   double vp_loss_ = 0;
   typename RbfBackend<T>::VpTrialCounts trial_counts_;
-  // project_out_range's G⁻¹Aᵀc (x), the last refinement correction |dz|/|z|, and LᵀR for the
-  // first pass's L when the trial took a second pass (r_trial, two_pass).
+  // project_out_range's G⁻¹Aᵀc (x) and the last refinement correction |dz|/|z|.
   struct {
-    DeviceBuffer<T> a, gram, z, dz, r, norms, x, r_trial;
+    DeviceBuffer<T> a, gram, z, dz, r, norms, x;
     DeviceBuffer<int> info;
     double correction = 0;
-    bool two_pass = false;
   } pc_;
-  // The factor A = F·R⁻¹ of the last preconditioned trial divides by.
-  const T* trial_r() const { return pc_.two_pass ? pc_.r_trial.data() : vp_r_.data(); }
   T penalty_, min_width_;
   int laplacian_dims_;  // of evaluate
   std::shared_ptr<Communicator> comm_;
