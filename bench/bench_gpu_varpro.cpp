@@ -4,13 +4,14 @@
 // loop (ms an iteration, trial steps an iteration, loss after 200 iterations) in nine variants,
 // alternately, kLoopRounds rounds: QR trials without and with the look-ahead factorisation
 // (BackendOptions::vp_lookahead); preconditioned trials (BackendOptions::vp_preconditioned_trials)
-// without the factor from the trial (BackendOptions::vp_factor_from_trial), every vp_prepare a QR
-// and the look-ahead beside the trials likely to be accepted as the trainer runs them
-// (vp_expect_accepted_trials, DampingRule::likely_accepted), with Marquardt's update of μ,
+// without the factor from the trial (BackendOptions::vp_factor_from_trial; the defaults), every
+// vp_prepare a QR and the look-ahead beside the trials likely to be accepted as the trainer runs
+// them (vp_expect_accepted_trials, DampingRule::likely_accepted), with Marquardt's update of μ,
 // Nielsen's and the hybrid (training_rules.hpp DampingRule); and with the factor from the trial
-// (the defaults) under the same three rules and the bracketing update. The look-ahead moves no bit:
+// under the same three rules and the bracketing update. The look-ahead moves no bit:
 // the two QR loops are checked to end with the same parameters. Then the accept/reject decisions of
-// the defaults' loop (Marquardt's update) against QR trials' on the same steps (check_decisions).
+// the loop with the factor from the trial (Marquardt's update) against QR trials' on the same
+// steps (check_decisions).
 // Wall-clock times of calls that end in a
 // synchronisation (the library calls are followed by one), median of kRuns after kWarmup.
 // Usage: bench_gpu_varpro [config.yaml ...]   (run from the repository root; default: the
@@ -265,10 +266,10 @@ bool time_config(const std::string& path) {
                                   "QR trials, look-ahead, Marquardt",
                                   "preconditioned, QR prepare, Marquardt",
                                   "preconditioned, QR prepare, Nielsen",
-                                  "preconditioned, QR prepare, hybrid",
+                                  "preconditioned, QR prepare, hybrid (defaults)",
                                   "preconditioned, factor from trial, Marquardt",
                                   "preconditioned, factor from trial, Nielsen",
-                                  "preconditioned, factor from trial, hybrid (defaults)",
+                                  "preconditioned, factor from trial, hybrid",
                                   "preconditioned, factor from trial, bracket"};
   const Rule::Kind update[kVariants] = {Rule::kMarquardt, Rule::kMarquardt, Rule::kMarquardt,
                                         Rule::kNielsen,    Rule::kHybrid,    Rule::kMarquardt,

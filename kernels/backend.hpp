@@ -60,8 +60,9 @@ struct BackendOptions {
   // takes the trial's own factorisation (F_t = A·R⁻¹·R = (A·L⁻ᵀ)·(Lᵀ·R) for G = AᵀA = LLᵀ) and
   // projects [J_ca | R] by two passes of G's normal equations, instead of a new Householder QR,
   // where vp_trial_factor_usable accepts the trial's refinement (docs/mathematics.md, "The
-  // factor from the trial"). Off: every vp_prepare factors by QR.
-  bool vp_factor_from_trial = true;
+  // factor from the trial"; the config's training.lm.prepare_factor). Off: every vp_prepare
+  // factors by QR.
+  bool vp_factor_from_trial = false;
 };
 
 template <class T>

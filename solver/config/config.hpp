@@ -46,6 +46,9 @@ struct TrainingConfig {
   // "qr", or "auto": preconditioned on the CUDA backend, QR on the CPU
   // (BackendOptions::vp_preconditioned_trials)
   std::string trial_weights = "auto";
+  // varpro: how vp_prepare factors the features, "qr" (Householder QR each iteration) or "trial"
+  // (the accepted preconditioned trial's factor where usable; BackendOptions::vp_factor_from_trial)
+  std::string prepare_factor = "qr";
   int restarts = 0;             // varpro: neuron relocations allowed at stalls (default below)
   double adam_learning_rate = 1e-3;
   double adam_decay = 1.0;      // learning rate multiplier per 1000 steps

@@ -151,6 +151,7 @@ void emit_training(YAML::Emitter& out, const TrainingConfig& training) {
   number(out, training.lm_damping);
   out << YAML::Key << "update" << YAML::Value << training.lm_update;
   out << YAML::Key << "trial_weights" << YAML::Value << training.trial_weights;
+  out << YAML::Key << "prepare_factor" << YAML::Value << training.prepare_factor;
   out << YAML::EndMap;
   out << YAML::Key << "adam" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "learning_rate" << YAML::Value;

@@ -421,7 +421,7 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
     }
   }
   if (const Field lm = field.child("lm"); lm.present()) {
-    lm.check_map({"damping", "update", "trial_weights"});
+    lm.check_map({"damping", "update", "trial_weights", "prepare_factor"});
     if (const Field f = lm.child("damping"); f.present()) {
       training.lm_damping = read_double(f, positive, "a positive number");
     }
@@ -430,6 +430,9 @@ TrainingConfig read_training(const Field& field, ModelConfig& model, bool neuron
     }
     if (const Field f = lm.child("trial_weights"); f.present()) {
       training.trial_weights = read_choice(f, {"auto", "preconditioned", "qr"});
+    }
+    if (const Field f = lm.child("prepare_factor"); f.present()) {
+      training.prepare_factor = read_choice(f, {"qr", "trial"});
     }
   }
   if (const Field adam = field.child("adam"); adam.present()) {

@@ -75,6 +75,7 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   const std::string& trial_weights = config.training.trial_weights;
   bopt.vp_preconditioned_trials =
       trial_weights == "preconditioned" || (trial_weights == "auto" && backend_name == "cuda");
+  bopt.vp_factor_from_trial = config.training.prepare_factor == "trial";
   std::unique_ptr<RbfBackend<T>> backend = make_backend<T>(backend_name, bopt);
   result.device = backend->device_name();
   result.ranks = comm->size();

@@ -14,23 +14,26 @@
 
 namespace rbfpde::test_inputs {
 
-// `iterations` iterations of variable projection from the backend's state, μ from 1e-2, at most
-// 12 trials an iteration, Marquardt's ×10 / ÷10 rule; returns the last accepted trial's loss.
+// The trials of one iteration after vp_prepare (whose loss is `before`): at most 12, Marquardt's
+// ×10 / ÷10 rule on μ; an accepted trial's loss goes to `loss`.
+inline void marquardt_trials(RbfBackend<double>& be, double before, double& mu, double& loss) {
+  for (int attempt = 0; attempt < 12; ++attempt) {
+    const double after = be.vp_try(mu).loss;
+    if (after < before) {
+      mu = std::max(mu * 0.1, 1e-15);
+      loss = after;
+      return;
+    }
+    be.lm_reject();
+    mu = std::min(mu * 10, 1e12);
+  }
+}
+
+// `iterations` iterations of variable projection from the backend's state, μ from 1e-2
+// (marquardt_trials); returns the last accepted trial's loss.
 inline double marquardt_loop(RbfBackend<double>& be, int iterations) {
   double mu = 1e-2, loss = be.residuals().loss;
-  for (int it = 0; it < iterations; ++it) {
-    const double before = be.vp_prepare().loss;
-    for (int attempt = 0; attempt < 12; ++attempt) {
-      const double after = be.vp_try(mu).loss;
-      if (after < before) {
-        mu = std::max(mu * 0.1, 1e-15);
-        loss = after;
-        break;
-      }
-      be.lm_reject();
-      mu = std::min(mu * 10, 1e12);
-    }
-  }
+  for (int it = 0; it < iterations; ++it) marquardt_trials(be, be.vp_prepare().loss, mu, loss);
   return loss;
 }
 
@@ -87,16 +90,7 @@ inline void expect_factor_from_trial_like_qr(RbfBackend<double>& pre, RbfBackend
       EXPECT_LE(err_j, 1e-10 * scale_j) << "|ΔJᵀJ| " << err_j << " of " << scale_j;
       EXPECT_LE(err_r, 1e-10 * scale_r) << "|ΔJᵀR| " << err_r << " of " << scale_r;
     }
-    for (int attempt = 0; attempt < 12; ++attempt) {
-      const double after = pre.vp_try(mu).loss;
-      if (after < before) {
-        mu = std::max(mu * 0.1, 1e-15);
-        loss = after;
-        break;
-      }
-      pre.lm_reject();
-      mu = std::min(mu * 10, 1e12);
-    }
+    marquardt_trials(pre, before, mu, loss);
   }
   const auto counts = pre.vp_trial_counts();
   EXPECT_GE(counts.factored_from_trial, kIterations / 2)

@@ -175,6 +175,8 @@ const BadConfig kBadConfigs[] = {
     {"bad_trial_weights", with_problem("training:\n  lm: {trial_weights: cholesky}\n"),
      "7:23: training.lm.trial_weights: expected one of auto, preconditioned, qr, found "
      "\"cholesky\""},
+    {"bad_prepare_factor", with_problem("training:\n  lm: {prepare_factor: lookahead}\n"),
+     "7:24: training.lm.prepare_factor: expected one of qr, trial, found \"lookahead\""},
     {"restarts_for_gdcg", with_problem("training:\n  method: gdcg\n  restarts: 2\n"),
      "8:13: training.restarts: expected 0 for method gdcg (restarts relocate the neurons of varpro "
      "only), found 2"},
