@@ -164,10 +164,12 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   if (config.training.lm_update == "hybrid")
     counts.set("damping_nielsen_since", static_cast<long long>(last_state.damping.nielsen_since));
   if (config.training.method == "varpro") {
-    // How this process's trial steps solved their weights (training.lm.trial_weights).
+    // How this process's trial steps solved their weights (training.lm.trial_weights), and how
+    // many iterations took the accepted trial's factor (training.lm.prepare_factor).
     const auto trials = backend->vp_trial_counts();
     counts.set("trials_preconditioned", static_cast<long long>(trials.preconditioned));
     counts.set("trials_qr", static_cast<long long>(trials.qr));
+    counts.set("prepares_from_trial", static_cast<long long>(trials.factored_from_trial));
   }
   finish_run(config, output, trainer.batch(), e, b, last_state, t0, counts, result);
   return result;
