@@ -272,8 +272,8 @@ bool time_config(const std::string& path) {
                                   "preconditioned, factor from trial, hybrid",
                                   "preconditioned, factor from trial, bracket"};
   const Rule::Kind update[kVariants] = {Rule::kMarquardt, Rule::kMarquardt, Rule::kMarquardt,
-                                        Rule::kNielsen,    Rule::kHybrid,    Rule::kMarquardt,
-                                        Rule::kNielsen,    Rule::kHybrid,    Rule::kBracket};
+                                        Rule::kNielsen,   Rule::kHybrid,    Rule::kMarquardt,
+                                        Rule::kNielsen,   Rule::kHybrid,    Rule::kBracket};
   const bool hint[kVariants] = {false, false, true, true, true, true, true, true, true};
   std::unique_ptr<RbfBackend<double>> backends[kVariants];
   for (int i = 0; i < kVariants; ++i) {
@@ -329,10 +329,11 @@ bool time_config(const std::string& path) {
                     last[0].params.widths == last[1].params.widths;
   for (int i = 0; i < kVariants; ++i) {
     std::sort(ms[i].begin(), ms[i].end());
-    std::printf("| %s: loop, %s | %.3f ms/it (median of %d) | %.2f tries/it | %.2f prepares "
-                "from the trial | loss %.3e |\n",
-                path.c_str(), names[i], ms[i][kLoopRounds / 2], kLoopRounds,
-                last[i].tries_per_iteration, last[i].from_trial, last[i].loss.loss);
+    std::printf(
+        "| %s: loop, %s | %.3f ms/it (median of %d) | %.2f tries/it | %.2f prepares "
+        "from the trial | loss %.3e |\n",
+        path.c_str(), names[i], ms[i][kLoopRounds / 2], kLoopRounds, last[i].tries_per_iteration,
+        last[i].from_trial, last[i].loss.loss);
   }
   std::printf("| %s: the loops' parameters with and without the look-ahead %s |\n",
               path.c_str(), same ? "are the same to the bit" : "DIFFER");

@@ -83,9 +83,9 @@ template <class T>
 cublasStatus_t trmm_left_lower_t(cublasHandle_t h, int n, int cols, const T* l, int ldl, T* b,
                                  int ldb) {
   const T one = 1;
-  return pick<T>(cublasDtrmm, cublasStrmm)(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                           CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, n, cols, &one, l, ldl,
-                                           b, ldb, b, ldb);
+  return pick<T>(cublasDtrmm, cublasStrmm)(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                           CUBLAS_DIAG_NON_UNIT, n, cols, &one, l, ldl, b, ldb, b,
+                                           ldb);
 }
 
 // Householder QR (geqrf), Qᵀ·C (ormqr, from the left) and the triangular solve R x = b (trsv),

@@ -397,7 +397,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
   // multiplied by Qᵀ, then JᵀJ = BᵀB and JᵀR = Bᵀz from C's rows m… by SYRK and GEMV.
   LossParts vp_prepare() override {
     if (dist_) return vp_prepare_tsqr();
-    // The accepted preconditioned trial's factorisation replaces the QR (see the head of this file).
+    // The accepted preconditioned trial's factorisation replaces the QR (see the head of this
+    // file).
     const bool from_trial = trial_factor_valid_;
     trial_factor_valid_ = false;
     const int n = pts_.rows(), pc = m_ * (D + 1), rows = n + m_;
@@ -408,7 +409,7 @@ class CudaRbfBackend final : public RbfBackend<T> {
     enqueue_jacobian();
     if (m_ > 0 && n > 0) {
       if (from_trial) {
-        ahead_.valid = false;  // (none is made beside a preconditioned trial)
+        ahead_.valid = false;     // (none is made beside a preconditioned trial)
       } else if (ahead_.valid) {  // the accepted trial's look-ahead factorisation: its QR
         std::swap(qr_a_, ahead_.a);
         std::swap(qr_tau_, ahead_.tau);
@@ -427,8 +428,8 @@ class CudaRbfBackend final : public RbfBackend<T> {
         // B: C projected onto the complement of range(F) in all rows; F's factor LᵀR (in place,
         // R's lower part zero).
         project_out_range(vp_c_.data(), rows, pc + 1);
-        CUBLAS_CHECK(gpu::blas::trmm_left_lower_t(cublas_, m_, m_, pc_.gram.data(), m_,
-                                                  vp_r_.data(), m_));
+        CUBLAS_CHECK(
+            gpu::blas::trmm_left_lower_t(cublas_, m_, m_, pc_.gram.data(), m_, vp_r_.data(), m_));
         ++trial_counts_.factored_from_trial;
         parts = finish_vp_prepare(rows, vp_c_.data(), rows, vp_c_.data() + std::size_t(rows) * pc);
       } else {

@@ -42,7 +42,8 @@ __global__ void upper_triangle_kernel(const T* __restrict__ src, int ld_src, T* 
                                       int m) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;  // row
   const int j = blockIdx.y * blockDim.y + threadIdx.y;  // column
-  if (i < m && j < m) dst[i + std::size_t(j) * m] = i <= j ? src[i + std::size_t(j) * ld_src] : T(0);
+  if (i < m && j < m)
+    dst[i + std::size_t(j) * m] = i <= j ? src[i + std::size_t(j) * ld_src] : T(0);
 }
 
 // a = Σ_s partials[s] (lower triangle, slabs in order), then a's upper triangle = its lower.
@@ -320,20 +321,20 @@ void launch_accept_weights(Stream stream, const T* solution, const int* info, T*
   CUDA_CHECK_LAUNCH("accept_weights_kernel");
 }
 
-#define RBFPDE_INSTANTIATE(T)                                                                  \
-  template void launch_symmetrize_lower<T>(Stream, T*, int);                                   \
-  template void launch_upper_triangle<T>(Stream, const T*, int, T*, int);                      \
-  template void launch_add_to_diagonal<T>(Stream, T*, int, T);                                 \
-  template void launch_sum_slabs_symmetric<T>(Stream, const T*, int, T*, int);                 \
-  template void launch_cg_init<T>(Stream, const T*, const T*, T*, int, int, double, CgState*); \
-  template void launch_cg_step<T>(Stream, const T*, T*, T*, T*, int, int, CgState*);           \
+#define RBFPDE_INSTANTIATE(T)                                                                     \
+  template void launch_symmetrize_lower<T>(Stream, T*, int);                                      \
+  template void launch_upper_triangle<T>(Stream, const T*, int, T*, int);                         \
+  template void launch_add_to_diagonal<T>(Stream, T*, int, T);                                    \
+  template void launch_sum_slabs_symmetric<T>(Stream, const T*, int, T*, int);                    \
+  template void launch_cg_init<T>(Stream, const T*, const T*, T*, int, int, double, CgState*);    \
+  template void launch_cg_step<T>(Stream, const T*, T*, T*, T*, int, int, CgState*);              \
   template void launch_lm_system<T>(Stream, const T*, const T*, T*, T*, int, const T*, const T*); \
-  template void launch_column_norms<T>(Stream, const T*, int, int, int, bool, T*);             \
-  template void launch_qr_ridge_rows<T>(Stream, T*, T*, int, int, const T*, T);                \
-  template void launch_lm_apply<T>(Stream, const T*, T*, const int*, T*, int, int, int, T,      \
-                                   DeviceScalars*);                                            \
-  template void launch_linearised_decrease<T>(Stream, const T*, const T*, const T*, int,         \
-                                              DeviceScalars*);                                 \
+  template void launch_column_norms<T>(Stream, const T*, int, int, int, bool, T*);                \
+  template void launch_qr_ridge_rows<T>(Stream, T*, T*, int, int, const T*, T);                   \
+  template void launch_lm_apply<T>(Stream, const T*, T*, const int*, T*, int, int, int, T,        \
+                                   DeviceScalars*);                                               \
+  template void launch_linearised_decrease<T>(Stream, const T*, const T*, const T*, int,          \
+                                              DeviceScalars*);                                    \
   template void launch_accept_weights<T>(Stream, const T*, const int*, T*, int, DeviceScalars*);
 RBFPDE_INSTANTIATE(float)
 RBFPDE_INSTANTIATE(double)
