@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "bench/median_time.hpp"
+#include "bench/vp_loop.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/common/blas.hpp"
 #include "problems/problem.hpp"
@@ -41,6 +42,8 @@
 namespace {
 
 using namespace rbfpde;
+using bench::LoopRun;
+using bench::run_loop;
 namespace blas = rbfpde::gpu::blas;
 constexpr int kWarmup = 3, kRuns = 15;
 
@@ -157,51 +160,6 @@ void time_library(int n, int m, int pc) {
   cusolverDnDestroy(solver);
   cublasDestroy(cublas);
   cudaStreamDestroy(stream);
-}
-
-// The trainer's loop on one fixed batch, from `init`: `iterations` iterations, μ by `update`
-// (training_rules.hpp DampingRule).
-struct LoopRun {
-  double ms_per_iteration = 0, tries_per_iteration = 0;
-  double from_trial = 0;  // the share of vp_prepare calls that took the trial's factor
-  LossParts loss;
-  RbfParameters<double> params;
-};
-LoopRun run_loop(RbfBackend<double>& be, const RbfParameters<double>& init, double mu,
-                 int iterations, training_rules::DampingRule::Kind update, bool hint) {
-  be.set_parameters(init);
-  be.solve_weights_qr();
-  long tries = 0;
-  LoopRun run;
-  const long from_trial = be.vp_trial_counts().factored_from_trial;
-  const auto start = std::chrono::steady_clock::now();
-  run.loss = be.residuals();
-  training_rules::DampingHistory history;
-  for (int it = 0; it < iterations; ++it) {
-    const LossParts before = be.vp_prepare();
-    training_rules::DampingRule damping(update, training_rules::min_damping<double>(), &history,
-                                        it + 1);
-    for (int attempt = 0; attempt < 12; ++attempt) {
-      ++tries;
-      // As the trainer: the look-ahead beside preconditioned trials likely to be accepted.
-      be.vp_expect_accepted_trials(hint && damping.likely_accepted());
-      const LossParts after = be.vp_try(mu);
-      if (std::isfinite(after.loss) && after.loss < before.loss) {
-        mu = damping.accepted(mu, before.loss - after.loss, be.lm_predicted_decrease());
-        run.loss = after;
-        break;
-      }
-      be.lm_reject();
-      mu = damping.rejected(mu);
-    }
-  }
-  run.ms_per_iteration =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
-      iterations;
-  run.tries_per_iteration = double(tries) / iterations;
-  run.from_trial = double(be.vp_trial_counts().factored_from_trial - from_trial) / iterations;
-  run.params = be.parameters();
-  return run;
 }
 
 constexpr int kLoopRounds = 3;

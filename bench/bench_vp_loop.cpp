@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/vp_loop.hpp"
 #include "kernels/backend.hpp"
 #include "problems/problem.hpp"
 #include "solver/config/config.hpp"
@@ -25,14 +26,6 @@
 namespace {
 
 using namespace rbfpde;
-using Rule = training_rules::DampingRule;
-
-Rule::Kind rule_kind(const std::string& update) {
-  if (update == "bracket") return Rule::kBracket;
-  if (update == "nielsen") return Rule::kNielsen;
-  if (update == "hybrid") return Rule::kHybrid;
-  return Rule::kMarquardt;
-}
 
 void run(const Config& config, const Problem& problem, const std::string& backend_name, int variant,
          int iterations) {
@@ -50,42 +43,22 @@ void run(const Config& config, const Problem& problem, const std::string& backen
   auto be = backend_name == "cuda" ? make_cuda_backend<double>(options)
                                    : make_cpu_backend<double>(options);
   be->set_batch(batch);
-  be->set_parameters(init.params);
-  be->solve_weights_qr();
-  double mu = tc.lm_damping, loss = be->residuals().loss;
-  long tries = 0;
-  training_rules::DampingHistory history;
-  const auto start = std::chrono::steady_clock::now();
   static const char* names[3] = {"QR trials", "preconditioned, QR prepare",
                                  "preconditioned, factor from trial"};
-  for (int it = 0; it < iterations; ++it) {
-    const LossParts before = be->vp_prepare();
-    Rule damping(rule_kind(tc.lm_update), training_rules::min_damping<double>(), &history, it + 1);
-    for (int attempt = 0; attempt < 12; ++attempt) {
-      ++tries;
-      be->vp_expect_accepted_trials(damping.likely_accepted());
-      const LossParts after = be->vp_try(mu);
-      if (std::isfinite(after.loss) && after.loss < before.loss) {
-        mu = damping.accepted(mu, before.loss - after.loss, be->lm_predicted_decrease());
-        loss = after.loss;
-        break;
-      }
-      be->lm_reject();
-      mu = damping.rejected(mu);
-    }
-    if ((it + 1) % 25 == 0 || it + 1 == iterations) {
-      const auto counts = be->vp_trial_counts();
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf(
-          "| seed %llu | %s | iteration %d | loss %.3e | %.2f tries/it | %ld preconditioned, "
-          "%ld QR, %ld prepares from the trial | %.1f s |\n",
-          static_cast<unsigned long long>(tc.seed), names[variant], it + 1, loss,
-          double(tries) / (it + 1), counts.preconditioned, counts.qr, counts.factored_from_trial,
-          s);
-      std::fflush(stdout);
-    }
-  }
+  const auto start = std::chrono::steady_clock::now();
+  auto report = [&](int it, double loss, long tries) {
+    if (it % 25 != 0 && it != iterations) return;
+    const auto counts = be->vp_trial_counts();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf(
+        "| seed %llu | %s | iteration %d | loss %.3e | %.2f tries/it | %ld preconditioned, "
+        "%ld QR, %ld prepares from the trial | %.1f s |\n",
+        static_cast<unsigned long long>(tc.seed), names[variant], it, loss, double(tries) / it,
+        counts.preconditioned, counts.qr, counts.factored_from_trial, s);
+    std::fflush(stdout);
+  };
+  bench::run_loop(*be, init.params, tc.lm_damping, iterations,
+                  training_rules::damping_kind(tc.lm_update), true, report);
 }
 
 }  // namespace

@@ -375,26 +375,26 @@ class CpuRbfBackend final : public RbfBackend<T> {
     // Marquardt's scaling uses the unprojected columns: a direction whose Jacobian column lies
     // almost in range(F) is damped by its full size, not by its tiny projected one.
     damping_diag_ = C.leftCols(cols).colwise().squaredNorm().transpose();
+    // B: the rows of C from `first` on, once C is projected.
+    Eigen::Index first = m;
     if (trial_factor_valid_ && m > 0 && n > 0) {
       // The accepted trial's factor (docs/mathematics.md, "The factor from the trial"): A = F·R⁻¹
-      // in qr_f_, G = AᵀA = LLᵀ in vp_llt_. B is C projected onto the complement of range(F)
-      // in all n + m rows (the same BᵀB and Bᵀz as the QR basis's), and F's factor is LᵀR.
+      // in qr_f_, G = AᵀA = LLᵀ in vp_llt_. C is projected onto the complement of range(F) in
+      // all n + m rows (the same BᵀB and Bᵀz as the QR basis's rows m…), and F's factor is LᵀR.
       project_out_range(qr_f_, vp_llt_, C);
-      const auto B = C.leftCols(cols);
-      lower_gram(B, JtJ_);
-      JtR_ = B.transpose() * C.col(cols);
+      first = 0;
       vp_r_ = ColMatrix<T>(vp_llt_.matrixU() * vp_r_);
       ++trial_counts_.factored_from_trial;
     } else {
       apply_qt(factored_features(), C);
-      const auto B = C.bottomRows(n).leftCols(cols);
-      lower_gram(B, JtJ_);
-      JtR_ = B.transpose() * C.bottomRows(n).col(cols);
       if (preconditioned_trials_ && m > 0 && n > 0)
         vp_r_ = factored_features().matrixQR().topRows(m).template triangularView<Eigen::Upper>();
       else
         vp_r_.resize(0, 0);
     }
+    const auto rows = C.bottomRows(C.rows() - first);
+    lower_gram(rows.leftCols(cols), JtJ_);
+    JtR_ = rows.leftCols(cols).transpose() * rows.col(cols);
     trial_factor_valid_ = false;
     theta0_w_ = w_;
     theta0_c_ = c_;
