@@ -2,6 +2,10 @@
 // iteration (Jacobian, normal equations, one damped solve, residuals at the trial point) on the
 // seed problem, double, CPU backend. Prints a markdown table; median of several runs after a
 // warm-up. Later GPU numbers are compared against this (bench/RESULTS.md).
+// Then variable projection's calls at the default sizes of the given configs (default: the seed
+// problem and the cube), each timed alone, and the trainer's loop (bench/vp_loop.hpp, QR trials
+// as the CPU's defaults, Marquardt's update) on one fixed batch, ms an iteration.
+// Usage: bench_cpu [runs=9] [config.yaml ...]   (run from the repository root)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,8 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench/median_time.hpp"
+#include "bench/vp_loop.hpp"
+#include "problems/problem.hpp"
+#include "solver/config/config.hpp"
 #include "solver/train/rbf_model.hpp"
 #include "solver/train/rbf_trainer.hpp"
+#include "solver/train/training_rules.hpp"
 #include "tests/common/seed_problem.hpp"
 
 using namespace rbfpde;
@@ -26,6 +35,53 @@ double median(std::vector<double> v) {
 struct Case {
   int neurons, points;
 };
+
+// Variable projection's calls on the CPU backend at `path`'s default sizes, from its initial
+// network on its first batch. set_parameters drops the cached features and factorisation, so
+// "features + QR + weights" is what a trial's weight solve costs and "vp_prepare" (the
+// factorisation kept) what the iteration adds to it.
+void time_varpro(const std::string& path, int runs) {
+  const Config config = load_config(path);
+  const Problem problem = Problem::build(config.problem);
+  const TrainingConfig& tc = config.training;
+  const bench::VarproStart start = bench::varpro_start(config, problem);
+  const RbfInit& init = start.init;
+  auto be = make_cpu_backend<double>(start.options);
+  be->set_batch(start.batch);
+  be->set_parameters(init.params);
+  be->solve_weights_qr();
+  const int m = config.model.neurons, d = problem.dim();
+  const int n = tc.points_interior + tc.points_boundary;
+  const int warmup = 1, reps = std::max(3, runs);
+  const double t_res = bench::median_ms(
+      [&] {
+        be->set_parameters(init.params);
+        be->residuals();
+      },
+      warmup, reps);
+  const double t_qr = bench::median_ms(
+      [&] {
+        be->set_parameters(init.params);
+        be->solve_weights_qr();
+      },
+      warmup, reps);
+  const double t_prep = bench::median_ms([&] { be->vp_prepare(); }, warmup, reps);
+  const double t_trial = bench::median_ms(
+      [&] {
+        be->vp_prepare();
+        be->vp_try(1e-3);
+        be->lm_reject();
+      },
+      warmup, reps);
+  const int iterations = 30;
+  const bench::LoopRun loop =
+      bench::run_loop(*be, init.params, tc.lm_damping, iterations,
+                      training_rules::DampingRule::kMarquardt, false);
+  std::printf("| %s | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f (%.2f tries) |\n",
+              config.name.c_str(), d, m, n, t_res, t_qr, t_prep, t_trial - t_prep,
+              loop.ms_per_iteration, loop.tries_per_iteration);
+  std::fflush(stdout);
+}
 
 }  // namespace
 
@@ -86,6 +142,12 @@ int main(int argc, char** argv) {
     }
     std::printf("| lm iteration | %d | %d | %.3f | %zu |\n", c.neurons, c.points, median(times), times.size());
   }
+  std::vector<std::string> configs(argv + std::min(argc, 2), argv + argc);
+  if (configs.empty()) configs = {"configs/poisson2d.yaml", "configs/cube3d.yaml"};
+  std::printf(
+      "\n| config | d | m | n | features + residuals ms | features + QR + weights ms | vp_prepare "
+      "ms | vp_try + lm_reject ms | loop ms/it (30 it.) |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& path : configs) time_varpro(path, runs);
   std::printf("\nbackend: cpu (%s), %u hardware threads\n", make_cpu_backend<double>({})->device_name().c_str(),
               std::thread::hardware_concurrency());
   return 0;

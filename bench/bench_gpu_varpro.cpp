@@ -233,22 +233,17 @@ bool time_config(const std::string& path) {
                                         Rule::kNielsen,   Rule::kHybrid,    Rule::kMarquardt,
                                         Rule::kNielsen,   Rule::kHybrid,    Rule::kBracket};
   const bool hint[kVariants] = {false, false, true, true, true, true, true, true, true};
+  const bench::VarproStart start = bench::varpro_start(config, problem);
+  const RbfInit& init = start.init;
   std::unique_ptr<RbfBackend<double>> backends[kVariants];
   for (int i = 0; i < kVariants; ++i) {
-    BackendOptions options;
-    options.dim = problem.dim();
-    options.penalty = tc.penalty;
-    options.min_width = minimum_width(problem.domain(), tc);
+    BackendOptions options = start.options;
     options.vp_lookahead = i >= 1;
     options.vp_preconditioned_trials = i >= 2;
     options.vp_factor_from_trial = i >= 5;
     backends[i] = make_cuda_backend<double>(options);
+    backends[i]->set_batch(start.batch);
   }
-  Rng rng(tc.seed), init_rng(tc.seed);
-  const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, init_rng);
-  CollocationBatch batch;
-  problem.sample(rng, tc.points_interior, tc.points_boundary, batch);
-  for (auto& b : backends) b->set_batch(batch);
   RbfBackend<double>& be = *backends[0];
   be.set_parameters(init.params);
   be.solve_weights_qr();

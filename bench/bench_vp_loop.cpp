@@ -30,19 +30,14 @@ using namespace rbfpde;
 void run(const Config& config, const Problem& problem, const std::string& backend_name, int variant,
          int iterations) {
   const TrainingConfig& tc = config.training;
-  Rng rng(tc.seed), init_rng(tc.seed);
-  const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, init_rng);
-  CollocationBatch batch;
-  problem.sample(rng, tc.points_interior, tc.points_boundary, batch);
-  BackendOptions options;
-  options.dim = problem.dim();
-  options.penalty = tc.penalty;
-  options.min_width = minimum_width(problem.domain(), tc);
+  bench::VarproStart setup = bench::varpro_start(config, problem);
+  const RbfInit& init = setup.init;
+  BackendOptions& options = setup.options;
   options.vp_preconditioned_trials = variant >= 1;
   options.vp_factor_from_trial = variant == 2;
   auto be = backend_name == "cuda" ? make_cuda_backend<double>(options)
                                    : make_cpu_backend<double>(options);
-  be->set_batch(batch);
+  be->set_batch(setup.batch);
   static const char* names[3] = {"QR trials", "preconditioned, QR prepare",
                                  "preconditioned, factor from trial"};
   const auto start = std::chrono::steady_clock::now();

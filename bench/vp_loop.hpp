@@ -7,9 +7,33 @@
 #include <functional>
 
 #include "kernels/backend.hpp"
+#include "problems/problem.hpp"
+#include "solver/config/config.hpp"
+#include "solver/train/rbf_model.hpp"
 #include "solver/train/training_rules.hpp"
 
 namespace rbfpde::bench {
+
+// Where the varpro benchmarks start on a config: its initial network and the first batch of its
+// training seed (as the trainer draws them), and backend options for its dimension, penalty and
+// width floor.
+struct VarproStart {
+  RbfInit init;
+  CollocationBatch batch;
+  BackendOptions options;
+};
+
+inline VarproStart varpro_start(const Config& config, const Problem& problem) {
+  const TrainingConfig& tc = config.training;
+  Rng rng(tc.seed), init_rng(tc.seed);
+  VarproStart start;
+  start.init = initial_rbf_parameters(problem.domain(), config.model, init_rng);
+  problem.sample(rng, tc.points_interior, tc.points_boundary, start.batch);
+  start.options.dim = problem.dim();
+  start.options.penalty = tc.penalty;
+  start.options.min_width = minimum_width(problem.domain(), tc);
+  return start;
+}
 
 struct LoopRun {
   double ms_per_iteration = 0, tries_per_iteration = 0;

@@ -92,10 +92,10 @@ RBFPDE_HD NeuronConstants<T> neuron_constants(T a) {
   return k;
 }
 
+// gaussian_terms_from_constants with t = r²/a² (r2 * k.ia2) and φ = exp(−t) given: for callers
+// that take the exponentials of many pairs at once.
 template <int D, class T>
-RBFPDE_HD NeuronTerms<T> gaussian_terms_from_constants(T r2, const NeuronConstants<T>& k) {
-  const T t = r2 * k.ia2;
-  const T phi = rbf_exp(-t);
+RBFPDE_HD NeuronTerms<T> gaussian_terms_given_phi(T r2, T t, T phi, const NeuronConstants<T>& k) {
   const T g = k.g1 * t - k.g0;
   NeuronTerms<T> out;
   out.phi = phi;
@@ -108,12 +108,24 @@ RBFPDE_HD NeuronTerms<T> gaussian_terms_from_constants(T r2, const NeuronConstan
   return out;
 }
 
-// φ and Δφ with 1/a² precomputed: φ = exp(−t), Δφ = φ · (1/a²)(4t − 2d), t = r²/a².
+template <int D, class T>
+RBFPDE_HD NeuronTerms<T> gaussian_terms_from_constants(T r2, const NeuronConstants<T>& k) {
+  const T t = r2 * k.ia2;
+  return gaussian_terms_given_phi<D>(r2, t, rbf_exp(-t), k);
+}
+
+// Δφ = φ · (1/a²)(4t − 2d) for t = r²/a² and φ = exp(−t).
+template <int D, class T>
+RBFPDE_HD T gaussian_laplacian_given_phi(T t, T inv_a2, T phi) {
+  return phi * (inv_a2 * (T(4) * t - T(2 * D)));
+}
+
+// φ and Δφ with 1/a² precomputed: φ = exp(−t), t = r²/a².
 template <int D, class T>
 RBFPDE_HD void gaussian_value_laplacian_from_inverse(T r2, T inv_a2, T& phi, T& lap) {
   const T t = r2 * inv_a2;
   phi = rbf_exp(-t);
-  lap = phi * (inv_a2 * (T(4) * t - T(2 * D)));
+  lap = gaussian_laplacian_given_phi<D>(t, inv_a2, phi);
 }
 
 // The gradient step on one neuron's centre and width, η·∂I/∂c and η·∂I/∂a, each shortened to

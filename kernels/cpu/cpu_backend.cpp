@@ -47,6 +47,8 @@ using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 // contiguous columns.
 template <class T>
 using ColMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+template <class T>
+using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
 
 // Below this many point-neuron pairs a loop runs on one thread: thread start-up and barriers
 // would cost more than the work (the seed problem's 224 × 64 runs faster serially).
@@ -228,10 +230,17 @@ class CpuRbfBackend final : public RbfBackend<T> {
     if (general_) return general_residuals();
     const int m = neurons();
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
-#pragma omp parallel for schedule(static) if(n_int * m > kParallelWork)
-    for (Eigen::Index i = 0; i < n_int; ++i) e_[i] = network_sum(&xi_[i * D], true) - f_[i];
-#pragma omp parallel for schedule(static) if(n_bnd * m > kParallelWork)
-    for (Eigen::Index j = 0; j < n_bnd; ++j) b_[j] = network_sum(&xb_[j * D], false) - p_[j];
+    const NeuronTable nt = neuron_table();
+#pragma omp parallel if((n_int + n_bnd) * m > kParallelWork)
+    {
+      PointTerms pt;
+#pragma omp for schedule(static)
+      for (Eigen::Index i = 0; i < n_int; ++i)
+        e_[i] = network_sum(&xi_[i * D], true, nt, pt) - f_[i];
+#pragma omp for schedule(static)
+      for (Eigen::Index j = 0; j < n_bnd; ++j)
+        b_[j] = network_sum(&xb_[j * D], false, nt, pt) - p_[j];
+    }
     return loss_parts();
   }
 
@@ -345,10 +354,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
     ColMatrix<T>& C = vp_c_;
     C.setZero(n + m, cols + 1);
     const auto [si, sb] = row_scales();
-#pragma omp parallel for schedule(static) if(n * m > kParallelWork)
-    for (Eigen::Index row = 0; row < n; ++row) {
-      const bool interior = row < n_int;
-      const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
+    const NeuronTable nt = neuron_table();
+    for_each_row([&](Eigen::Index row, bool interior, const T* x, PointTerms& pt) {
       const T scale = interior ? si : sb;
       C(row, cols) = scale * (interior ? e_[row] : b_[row - n_int]);
       if (general_) {
@@ -358,18 +365,17 @@ class CpuRbfBackend final : public RbfBackend<T> {
           for (int j = 0; j < D; ++j) C(row, k * D + j) = scale * w_[k] * t.dc[j];
           C(row, Eigen::Index(m) * D + k) = scale * w_[k] * t.da;
         }
-        continue;
+        return;
       }
+      point_terms(x, nt, pt);
       for (int k = 0; k < m; ++k) {
-        T diff[D];
-        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
-        const NeuronTerms<T> t = gaussian_terms<D>(r2, a_[k]);
+        const NeuronTerms<T> t = gaussian_terms_given_phi<D>(pt.r2[k], pt.t[k], pt.phi[k], nt.k[k]);
         const T dc = interior ? t.lap_dc : t.phi_dc;
         const T da = interior ? t.lap_da : t.phi_da;
-        for (int j = 0; j < D; ++j) C(row, k * D + j) = scale * w_[k] * dc * diff[j];
+        for (int j = 0; j < D; ++j) C(row, k * D + j) = scale * w_[k] * dc * (x[j] - c_[k * D + j]);
         C(row, Eigen::Index(m) * D + k) = scale * w_[k] * da;
       }
-    }
+    });
     // Qᵀ·C with F = QR: rows m… of QᵀJ_ca are the projected Jacobian P⊥J_ca in the basis of the
     // orthogonal complement of F's columns, and rows m… of QᵀR the projected residuals.
     // Marquardt's scaling uses the unprojected columns: a direction whose Jacobian column lies
@@ -411,10 +417,8 @@ class CpuRbfBackend final : public RbfBackend<T> {
     J_.resize(n_int + n_bnd, cols);
     R_.resize(n_int + n_bnd);
     const auto [si, sb] = row_scales();
-#pragma omp parallel for schedule(static) if((n_int + n_bnd) * m > kParallelWork)
-    for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
-      const bool interior = row < n_int;
-      const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
+    const NeuronTable nt = neuron_table();
+    for_each_row([&](Eigen::Index row, bool interior, const T* x, PointTerms& pt) {
       const T scale = interior ? si : sb;
       R_[row] = scale * (interior ? e_[row] : b_[row - n_int]);
       T* jr = &J_(row, 0);
@@ -426,20 +430,19 @@ class CpuRbfBackend final : public RbfBackend<T> {
           for (int j = 0; j < D; ++j) jr[m + k * D + j] = scale * w_[k] * t.dc[j];
           jr[m + m * D + k] = scale * w_[k] * t.da;
         }
-        continue;
+        return;
       }
+      point_terms(x, nt, pt);
       for (int k = 0; k < m; ++k) {
-        T diff[D];
-        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
-        const NeuronTerms<T> t = gaussian_terms<D>(r2, a_[k]);
+        const NeuronTerms<T> t = gaussian_terms_given_phi<D>(pt.r2[k], pt.t[k], pt.phi[k], nt.k[k]);
         const T val = interior ? t.lap : t.phi;
         const T dc = interior ? t.lap_dc : t.phi_dc;
         const T da = interior ? t.lap_da : t.phi_da;
         jr[k] = scale * val;
-        for (int j = 0; j < D; ++j) jr[m + k * D + j] = scale * w_[k] * dc * diff[j];
+        for (int j = 0; j < D; ++j) jr[m + k * D + j] = scale * w_[k] * dc * (x[j] - c_[k * D + j]);
         jr[m + m * D + k] = scale * w_[k] * da;
       }
-    }
+    });
     lower_gram(J_, JtJ_);
     JtR_ = J_.transpose() * R_;
     reduce(JtJ_);
@@ -505,7 +508,11 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const int m = neurons();
     u.resize(n);
     laplacian.resize(n);
-#pragma omp parallel for schedule(static) if(n * m > kParallelWork)
+    const NeuronTable nt = neuron_table();
+#pragma omp parallel if(n * m > kParallelWork)
+    {
+    PointTerms pt;
+#pragma omp for schedule(static)
     for (Eigen::Index i = 0; i < n; ++i) {
       T x[D];
       for (int j = 0; j < D; ++j) x[j] = T(points[i * D + j]);
@@ -523,31 +530,85 @@ class CpuRbfBackend final : public RbfBackend<T> {
         laplacian[i] = double(sl);
         continue;
       }
+      point_terms(x, nt, pt);
       for (int k = 0; k < m; ++k) {
-        T diff[D], phi, lap;
-        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
-        gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
-        su += w_[k] * phi;
-        sl += w_[k] * lap;
+        su += w_[k] * pt.phi[k];
+        sl += w_[k] * gaussian_laplacian_given_phi<D>(pt.t[k], nt.ia2[k], pt.phi[k]);
       }
       u[i] = double(su);
       laplacian[i] = double(sl);
     }
+    }
   }
 
  private:
+  // The neurons as the per-point passes read them: each axis's centre coordinates contiguous,
+  // so that r² of one point against every neuron is one vector expression, and the
+  // neuron_constants of every width (rbf_math.hpp).
+  struct NeuronTable {
+    Eigen::Array<T, D, Eigen::Dynamic, Eigen::RowMajor> centres;
+    RowArray<T> ia2;
+    std::vector<NeuronConstants<T>> k;
+  };
+
+  // One point's terms against every neuron (point_terms).
+  struct PointTerms {
+    RowArray<T> r2, t, phi;
+  };
+
   int neurons() const { return int(w_.size()); }
 
-  // Σₖ wₖ·Δφₖ(x) (`laplacian`) or Σₖ wₖ·φₖ(x), summed in neuron order.
-  T network_sum(const T* x, bool laplacian) const {
+  // Σₖ wₖ·Δφₖ(x) (`laplacian`) or Σₖ wₖ·φₖ(x), summed in neuron order; pt is scratch.
+  T network_sum(const T* x, bool laplacian, const NeuronTable& nt, PointTerms& pt) const {
+    point_terms(x, nt, pt);
     T sum = T(0);
-    for (int k = 0; k < neurons(); ++k) {
-      T diff[D], phi, lap;
-      const T r2 = squared_distance<D>(x, &c_[k * D], diff);
-      gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
-      sum += w_[k] * (laplacian ? lap : phi);
-    }
+    for (int k = 0; k < neurons(); ++k)
+      sum += w_[k] * (laplacian ? gaussian_laplacian_given_phi<D>(pt.t[k], nt.ia2[k], pt.phi[k])
+                                : pt.phi[k]);
     return sum;
+  }
+
+  NeuronTable neuron_table() const {
+    const int m = neurons();
+    NeuronTable nt;
+    nt.centres.resize(D, m);
+    nt.ia2.resize(m);
+    nt.k.resize(std::size_t(m));
+    for (int k = 0; k < m; ++k) {
+      for (int j = 0; j < D; ++j) nt.centres(j, k) = c_[k * D + j];
+      nt.k[std::size_t(k)] = neuron_constants<D>(a_[k]);
+      nt.ia2[k] = nt.k[std::size_t(k)].ia2;
+    }
+    return nt;
+  }
+
+  // One point against every neuron: r²ₖ, tₖ = r²ₖ/aₖ² and φₖ = exp(−tₖ), the exponentials
+  // vectorised (Eigen's packet exp); φₖ is exactly 0 where exp(−tₖ) is below the smallest
+  // normal T.
+  static void point_terms(const T* x, const NeuronTable& nt, PointTerms& pt) {
+    static const T cut = -std::log(std::numeric_limits<T>::min());
+    pt.r2 = (x[0] - nt.centres.row(0)).square();
+    for (int j = 1; j < D; ++j) pt.r2 += (x[j] - nt.centres.row(j)).square();
+    pt.t = pt.r2 * nt.ia2;
+    pt.phi = (-pt.t).exp();
+    for (Eigen::Index k = 0; k < pt.t.size(); ++k)
+      if (pt.t[k] > cut) pt.phi[k] = T(0);
+  }
+
+  // body(row, interior, x, pt) for every row of the batch (interior rows first, x the row's
+  // point), the rows split over the OpenMP threads, each thread with its own scratch pt.
+  template <class Body>
+  void for_each_row(const Body& body) const {
+    const Eigen::Index n_int = f_.size(), n = n_int + p_.size();
+#pragma omp parallel if(n * neurons() > kParallelWork)
+    {
+      PointTerms pt;
+#pragma omp for schedule(static)
+      for (Eigen::Index row = 0; row < n; ++row) {
+        const bool interior = row < n_int;
+        body(row, interior, interior ? &xi_[row * D] : &xb_[(row - n_int) * D], pt);
+      }
+    }
   }
 
   // δ from (JᵀJ + μ·max(d, floor)) δ = −JᵀR, d = diag JᵀJ or the given scaling.
@@ -881,23 +942,19 @@ class CpuRbfBackend final : public RbfBackend<T> {
     const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
     M_.resize(n_int, m);
     N_.resize(n_bnd, m);
-#pragma omp parallel for schedule(static) if((n_int + n_bnd) * m > kParallelWork)
-    for (Eigen::Index row = 0; row < n_int + n_bnd; ++row) {
-      const bool interior = row < n_int;
-      const T* x = interior ? &xi_[row * D] : &xb_[(row - n_int) * D];
+    const NeuronTable nt = neuron_table();
+    for_each_row([&](Eigen::Index row, bool interior, const T* x, PointTerms& pt) {
       T* out = interior ? &M_(row, 0) : &N_(row - n_int, 0);
       if (general_) {
         const RowCoefficients rc = row_coefficients(row);
         for (int k = 0; k < m; ++k) out[k] = general_value(rc, k);
-        continue;
+        return;
       }
-      for (int k = 0; k < m; ++k) {
-        T diff[D], phi, lap;
-        const T r2 = squared_distance<D>(x, &c_[k * D], diff);
-        gaussian_value_laplacian<D>(r2, a_[k], phi, lap);
-        out[k] = interior ? lap : phi;
-      }
-    }
+      point_terms(x, nt, pt);
+      for (int k = 0; k < m; ++k)
+        out[k] = interior ? gaussian_laplacian_given_phi<D>(pt.t[k], nt.ia2[k], pt.phi[k])
+                          : pt.phi[k];
+    });
     features_valid_ = true;
   }
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include "solver/train/solve.hpp"
 #include "tests/common/shipped_solve.hpp"
@@ -90,12 +91,29 @@ TEST(Regression, SeedProblemLmTo1e4) { expect_bound("poisson2d_seed_lm", 1e-4); 
 TEST(Regression, SeedProblemGdcgTo1e2) { expect_bound("poisson2d_seed", 1e-2); }
 
 TEST(Regression, FloatPrecisionSeedLm) {
-  // Single precision loses the last digits of the LM normal equations; it still gets close.
-  // The seed's 224 points and 300 iterations: with the config's 500 points float LM takes a
-  // step near iteration 90 that fits the batch and wrecks the network (configs/README.md).
-  expect_bound("poisson2d_seed_lm", 5e-4,
-               {"compute.precision=float", "training.points.interior=176",
-                "training.points.boundary=48", "training.max_cycles=300"});  // measured 9.9e-5
+  // Single precision loses the last digits of the LM normal equations; it still gets close. The
+  // seed's 224 points and 300 iterations: with the config's 500 points float LM takes a step near
+  // iteration 90 that fits the batch and wrecks the network (configs/README.md). Where a float run
+  // ends moves with every change of rounding (seeds 1–10 spread from 2e-5 to 4e-2, some unsound),
+  // so the bound is on the median of seeds 1–5 (measured 1.7e-4), and no run may exit 0 unsound.
+  constexpr double kMedianBound = 5e-4;
+  std::printf("poisson2d_seed_lm, float: median of seeds 1-5 <= %.1e\n", kMedianBound);
+  std::vector<double> errors;
+  for (int seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    const SolveResult r = solve_config(
+        "poisson2d_seed_lm", {"compute.precision=float", "training.points.interior=176",
+                              "training.points.boundary=48", "training.max_cycles=300",
+                              "training.seed=" + std::to_string(seed)});
+    std::printf("  seed %d: exit %d, relative L2 %.3e %s\n", seed, r.exit_code, r.errors.rel_l2,
+                r.unsound.c_str());
+    EXPECT_TRUE(r.exit_code == 0 || (r.exit_code == 3 && !r.unsound.empty())) << r.exit_code;
+    EXPECT_FALSE(r.outcome.diverged);
+    errors.push_back(r.errors.rel_l2);
+  }
+  std::sort(errors.begin(), errors.end());
+  std::printf("poisson2d_seed_lm, float: median %.3e (bound %.1e)\n", errors[2], kMedianBound);
+  EXPECT_LE(errors[2], kMedianBound);
 }
 
 TEST(Regression, SameSeedSameResult) {
@@ -107,20 +125,37 @@ TEST(Regression, SameSeedSameResult) {
   EXPECT_NE(a.errors.rel_l2, c.errors.rel_l2);
 }
 
-// A learning rate far too large (a typo: 1e8) fits the collocation points with spikes between
-// them. The run must not look like success: exit code 3, a reason, and the outputs of the best
-// sound state (whose error is that of a network that has barely trained, not 1e29).
-TEST(Regression, AbsurdLearningRateIsUnsound) {
-  const SolveResult r = solve_config("poisson2d_seed", {"training.gd.learning_rate=1e8",
-                                                        "training.max_cycles=300"});
-  std::printf("gdcg, learning rate 1e8: exit %d, unsound: %s; relative L2 of the state written "
-              "%.3e\n",
-              r.exit_code, r.unsound.c_str(), r.errors.rel_l2);
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_FALSE(r.unsound.empty() && !r.outcome.diverged);
-  EXPECT_LT(r.errors.rel_l2, 2.0);
-  EXPECT_TRUE(std::filesystem::exists(r.directory + "/summary.json"));
-  EXPECT_TRUE(std::filesystem::exists(r.directory + "/model.yaml"));
+// A learning rate far too large (a typo: 1e8). Without the GD step limit it fitted the
+// collocation points with spikes between them (a relative L2 error of 1e29, exit 0). With the limit
+// every step is a quarter of its neuron's width in the gradient's direction: a random walk whose
+// final state is unsound (collapsed neurons, spikes on the grid) for about a third of the seeds
+// (10–12 of seeds 1–30, under two roundings of the CPU backend) and a poorly trained smooth network
+// for the rest. Neither may look like success: for seeds 1–10 an unsound end exits 3 with its reason
+// and writes the best sound state, a sound one reports an error its estimate gets within 10×, and
+// the state written is never garbage.
+TEST(Regression, AbsurdLearningRateIsNeverSilentGarbage) {
+  int unsound = 0;
+  for (int seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    const SolveResult r =
+        solve_config("poisson2d_seed", {"training.gd.learning_rate=1e8", "training.max_cycles=300",
+                                        "training.seed=" + std::to_string(seed)});
+    std::printf("  seed %d, learning rate 1e8: exit %d (%s); relative L2 of the state written "
+                "%.3e, estimate %.3e\n",
+                seed, r.exit_code, r.unsound.c_str(), r.errors.rel_l2, r.error_estimate);
+    EXPECT_LT(r.errors.rel_l2, 1.0);
+    EXPECT_TRUE(std::filesystem::exists(r.directory + "/summary.json"));
+    EXPECT_TRUE(std::filesystem::exists(r.directory + "/model.yaml"));
+    if (r.exit_code == 3) {
+      ++unsound;
+      EXPECT_FALSE(r.unsound.empty() && !r.outcome.diverged);
+    } else {
+      EXPECT_EQ(r.exit_code, 0);
+      EXPECT_GE(r.error_estimate, 0.1 * r.errors.rel_l2);
+      EXPECT_LE(r.error_estimate, 10 * r.errors.rel_l2);
+    }
+  }
+  std::printf("learning rate 1e8: %d of 10 seeds unsound (exit 3)\n", unsound);
 }
 
 }  // namespace
