@@ -509,35 +509,35 @@ class CpuRbfBackend final : public RbfBackend<T> {
     u.resize(n);
     laplacian.resize(n);
     const NeuronTable nt = neuron_table();
-#pragma omp parallel if(n * m > kParallelWork)
+#pragma omp parallel if (n * m > kParallelWork)
     {
-    PointTerms pt;
+      PointTerms pt;
 #pragma omp for schedule(static)
-    for (Eigen::Index i = 0; i < n; ++i) {
-      T x[D];
-      for (int j = 0; j < D; ++j) x[j] = T(points[i * D + j]);
-      T su = T(0), sl = T(0);
-      if (eval_ds_ < D) {
-        // Δₛ over the first eval_ds_ coordinates: the general interior row with a = 1, b = c = 0.
+      for (Eigen::Index i = 0; i < n; ++i) {
+        T x[D];
+        for (int j = 0; j < D; ++j) x[j] = T(points[i * D + j]);
+        T su = T(0), sl = T(0);
+        if (eval_ds_ < D) {
+          // Δₛ over the first eval_ds_ coordinates: the general interior row with a = 1, b = c = 0.
+          for (int k = 0; k < m; ++k) {
+            T diff[D];
+            const T r2 = squared_distance<D>(x, &c_[k * D], diff);
+            su += w_[k] * rbf_exp(-r2 / (a_[k] * a_[k]));
+            sl += w_[k] * operator_row_value<D>(diff, r2, a_[k], eval_ds_, T(1),
+                                                static_cast<const T*>(nullptr), T(0));
+          }
+          u[i] = double(su);
+          laplacian[i] = double(sl);
+          continue;
+        }
+        point_terms(x, nt, pt);
         for (int k = 0; k < m; ++k) {
-          T diff[D];
-          const T r2 = squared_distance<D>(x, &c_[k * D], diff);
-          su += w_[k] * rbf_exp(-r2 / (a_[k] * a_[k]));
-          sl += w_[k] * operator_row_value<D>(diff, r2, a_[k], eval_ds_, T(1),
-                                              static_cast<const T*>(nullptr), T(0));
+          su += w_[k] * pt.phi[k];
+          sl += w_[k] * gaussian_laplacian_given_phi<D>(pt.t[k], nt.ia2[k], pt.phi[k]);
         }
         u[i] = double(su);
         laplacian[i] = double(sl);
-        continue;
       }
-      point_terms(x, nt, pt);
-      for (int k = 0; k < m; ++k) {
-        su += w_[k] * pt.phi[k];
-        sl += w_[k] * gaussian_laplacian_given_phi<D>(pt.t[k], nt.ia2[k], pt.phi[k]);
-      }
-      u[i] = double(su);
-      laplacian[i] = double(sl);
-    }
     }
   }
 
