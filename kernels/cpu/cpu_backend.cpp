@@ -228,19 +228,14 @@ class CpuRbfBackend final : public RbfBackend<T> {
 
   LossParts residuals() override {
     if (general_) return general_residuals();
-    const int m = neurons();
-    const Eigen::Index n_int = f_.size(), n_bnd = p_.size();
+    const Eigen::Index n_int = f_.size();
     const NeuronTable nt = neuron_table();
-#pragma omp parallel if((n_int + n_bnd) * m > kParallelWork)
-    {
-      PointTerms pt;
-#pragma omp for schedule(static)
-      for (Eigen::Index i = 0; i < n_int; ++i)
-        e_[i] = network_sum(&xi_[i * D], true, nt, pt) - f_[i];
-#pragma omp for schedule(static)
-      for (Eigen::Index j = 0; j < n_bnd; ++j)
-        b_[j] = network_sum(&xb_[j * D], false, nt, pt) - p_[j];
-    }
+    for_each_row([&](Eigen::Index row, bool interior, const T* x, PointTerms& pt) {
+      if (interior)
+        e_[row] = network_sum(x, true, nt, pt) - f_[row];
+      else
+        b_[row - n_int] = network_sum(x, false, nt, pt) - p_[row - n_int];
+    });
     return loss_parts();
   }
 
