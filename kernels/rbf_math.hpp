@@ -153,6 +153,18 @@ RBFPDE_HD void limited_gd_step(const T* grad_c, T grad_a, T a, T learning_rate, 
   if (step_a < -limit) step_a = -limit;
 }
 
+// The plain gradient step η·∂I/∂c, η·∂I/∂a of one neuron (d centre coordinates) over the step
+// limit kGdStepLimit × a: the larger of the two lengths. Above 1, limited_gd_step shortens it; far
+// above 1, the limit and not the gradient sets the neuron's steps.
+inline double gd_step_over_limit(const double* grad_c, int d, double grad_a, double a,
+                                 double learning_rate) {
+  double norm2 = 0;
+  for (int j = 0; j < d; ++j) norm2 += grad_c[j] * grad_c[j];
+  const double centre = std::sqrt(norm2), width = std::abs(grad_a);
+  const double step = learning_rate * (centre > width ? centre : width);
+  return step / (kGdStepLimit * a);
+}
+
 // ∂φ/∂n at x for the outward normal n (Neumann conditions).
 template <int D, class T>
 RBFPDE_HD T gaussian_normal_derivative(const T* diff, const T* n, T phi, T a) {

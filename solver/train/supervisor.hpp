@@ -96,7 +96,8 @@ class Supervisor {
     const MonitorVerdict& verdict = monitor_.verdict();
     if (!verdict.stop_reason.empty() && result.outcome.stop_reason == "monitor")
       result.outcome.stop_reason = verdict.stop_reason;
-    result.unsound = last_unsound_;
+    // The final state's own verdict first; else the trainer's on the run.
+    result.unsound = last_unsound_.empty() ? result.outcome.unsound : last_unsound_;
     if (monitor_.has_best() && verdict.best_cycle != last_cycle_) {
       model.set_parameters(monitor_.best());
       evaluate_grid(model);

@@ -28,6 +28,8 @@ struct TrainOutcome {
                                 // solve names it)
   bool diverged = false;
   std::string divergence;       // what was seen, when diverged
+  std::string unsound;          // the trainer's own verdict on the run, "" when sound: gdcg's
+                                // learning rate far above what the step limit lets through
   LossParts loss;               // at the end, on the last batch
   PhaseTimes times;
   double seconds = 0;           // training time, counting the time before a resume

@@ -2,6 +2,7 @@
 // differences, in 2D and 3D.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -196,6 +197,30 @@ TEST(RbfMath, GeneralRowsMatchFiniteDifferences3D) { check_rows<3>(3, 12); }
 TEST(RbfMath, GeneralRowsWithTimeMatchFiniteDifferences) {
   check_rows<3>(2, 13);  // x, y, t
   check_rows<4>(3, 14);  // x, y, z, t
+}
+
+// gd_step_over_limit measures the step limited_gd_step shortens: above 1 exactly where the
+// limited step differs from the plain one, and the plain step's length over the limit.
+TEST(RbfMath, StepOverLimitIsWhereTheLimitShortens) {
+  std::mt19937_64 rng(15);
+  std::uniform_real_distribution<double> grad(-1, 1), log_rate(-3, 3), width(0.01, 1);
+  int shortened = 0, kept = 0;
+  for (int t = 0; t < 2000; ++t) {
+    double gc[3] = {grad(rng), grad(rng), grad(rng)};
+    const double ga = grad(rng), a = width(rng), rate = std::pow(10.0, log_rate(rng));
+    double sc[3], sa;
+    limited_gd_step<3>(gc, ga, a, rate, sc, sa);
+    const double ratio = gd_step_over_limit(gc, 3, ga, a, rate);
+    const double plain_c = rate * std::sqrt(gc[0] * gc[0] + gc[1] * gc[1] + gc[2] * gc[2]);
+    EXPECT_NEAR(ratio, std::max(plain_c, rate * std::abs(ga)) / (kGdStepLimit * a), 1e-12 * ratio);
+    const bool changed =
+        sa != rate * ga || sc[0] != rate * gc[0] || sc[1] != rate * gc[1] || sc[2] != rate * gc[2];
+    EXPECT_EQ(changed, ratio > 1) << "ratio " << ratio;
+    (ratio > 1 ? shortened : kept) += 1;
+  }
+  // Both sides of the limit were drawn.
+  EXPECT_GT(shortened, 100);
+  EXPECT_GT(kept, 100);
 }
 
 }  // namespace

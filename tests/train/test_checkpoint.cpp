@@ -163,10 +163,14 @@ TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   EXPECT_NE(summary.find("\"sound\": false"), std::string::npos) << summary;
   EXPECT_NE(summary.find("\"unsound\": \"" + r.result.unsound + "\""), std::string::npos);
   EXPECT_NE(summary.find("\"best_cycle\": " + std::to_string(best) + ","), std::string::npos);
-  // The state written is that of the best cycle: the same model as a run that stopped there.
+  // The state written is that of the best cycle: the same model as a run that stopped there. That
+  // run's final state is sound, and the trainer names its learning rate instead.
   const RunFiles at_best = run("poisson2d_seed", "absurd_best",
                                with(absurd, "training.max_cycles=" + std::to_string(best)));
-  EXPECT_EQ(at_best.result.exit_code, 0) << at_best.result.unsound;
+  EXPECT_EQ(at_best.result.exit_code, 3);
+  EXPECT_EQ(at_best.result.unsound.rfind("training.gd.learning_rate 1.00e+30 is far too large", 0),
+            0u)
+      << at_best.result.unsound;
   EXPECT_EQ(at_best.result.best_cycle, best);
   EXPECT_EQ(read_text(r.dir + "/model.yaml"), read_text(at_best.dir + "/model.yaml"));
   EXPECT_EQ(r.result.errors.rel_l2, at_best.result.errors.rel_l2);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,11 @@ SolveResult solve_config(const std::string& name, const std::vector<std::string>
               config.training.method.c_str(), r.outcome.cycles, r.outcome.seconds, r.errors.rel_l2,
               r.errors.max);
   return r;
+}
+
+std::string summary_of(const SolveResult& r) {
+  std::ifstream in(r.directory + "/summary.json");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 void expect_bound(const std::string& name, double bound, const std::vector<std::string>& extra = {}) {
@@ -77,8 +83,7 @@ TEST(Regression, PeakEverySeed) { expect_every_seed("peak", 1e-6); }
 TEST(Regression, LShapeSeed17LeavesItsLocalMinimum) {
   std::printf("lshape, defaults, seed 17: bound relative L2 <= 1e-7\n");
   const SolveResult r = solve_config("lshape", {"training.seed=17"});
-  std::ifstream in(r.directory + "/summary.json");
-  const std::string summary((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string summary = summary_of(r);
   std::printf("  relative L2 %.3e after %ld cycles (%s), %ld restarts\n", r.errors.rel_l2,
               r.outcome.cycles, r.outcome.stop_reason.c_str(),
               test_inputs::summary_count(summary, "restarts"));
@@ -126,36 +131,52 @@ TEST(Regression, SameSeedSameResult) {
 }
 
 // A learning rate far too large (a typo: 1e8). Without the GD step limit it fitted the
-// collocation points with spikes between them (a relative L2 error of 1e29, exit 0). With the limit
-// every step is a quarter of its neuron's width in the gradient's direction: a random walk whose
-// final state is unsound (collapsed neurons, spikes on the grid) for about a third of the seeds
-// (10–12 of seeds 1–30, under two roundings of the CPU backend) and a poorly trained smooth network
-// for the rest. Neither may look like success: for seeds 1–10 an unsound end exits 3 with its reason
-// and writes the best sound state, a sound one reports an error its estimate gets within 10×, and
-// the state written is never garbage.
-TEST(Regression, AbsurdLearningRateIsNeverSilentGarbage) {
-  int unsound = 0;
+// collocation points with spikes between them (a relative L2 error of 1e29, exit 0). With the
+// limit every step is a quarter of its neuron's width in the gradient's direction: a random walk.
+// Its end is unsound by a state check (collapsed neurons, spikes on the grid) on some seeds; on
+// the others the trainer names the learning rate: some neuron's gradient step is over 1000 times
+// the limit at the end (measured 3e7 to 4e8; at most 0.19 at the seed config's rate of 30). Every
+// seed 1–10 exits 3 with its reason and writes the best sound state, a partly trained network.
+TEST(Regression, AbsurdLearningRateExitsUnsound) {
+  std::printf(
+      "poisson2d_seed, learning rate 1e8: every seed 1-10 exits 3, the best sound state "
+      "written\n");
+  int named = 0;
   for (int seed = 1; seed <= 10; ++seed) {
     SCOPED_TRACE(testing::Message() << "seed " << seed);
     const SolveResult r =
         solve_config("poisson2d_seed", {"training.gd.learning_rate=1e8", "training.max_cycles=300",
                                         "training.seed=" + std::to_string(seed)});
-    std::printf("  seed %d, learning rate 1e8: exit %d (%s); relative L2 of the state written "
-                "%.3e, estimate %.3e\n",
-                seed, r.exit_code, r.unsound.c_str(), r.errors.rel_l2, r.error_estimate);
+    std::printf(
+        "  seed %d: exit %d (%s); relative L2 of the state written %.3e (cycle %ld), "
+        "estimate %.3e\n",
+        seed, r.exit_code, r.unsound.c_str(), r.errors.rel_l2, r.best_cycle, r.error_estimate);
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_FALSE(r.outcome.diverged);
+    EXPECT_FALSE(r.unsound.empty());
+    if (r.unsound.rfind("training.gd.learning_rate 1.00e+08 is far too large", 0) == 0) ++named;
+    // The best sound state: a report before the end, finite, its error under 1.
+    EXPECT_GE(r.best_cycle, 0);
+    EXPECT_LT(r.best_cycle, 300);
     EXPECT_LT(r.errors.rel_l2, 1.0);
-    EXPECT_TRUE(std::filesystem::exists(r.directory + "/summary.json"));
+    EXPECT_TRUE(std::isfinite(r.error_estimate));
+    const std::string summary = summary_of(r);
+    EXPECT_NE(summary.find("\"sound\": false"), std::string::npos);
     EXPECT_TRUE(std::filesystem::exists(r.directory + "/model.yaml"));
-    if (r.exit_code == 3) {
-      ++unsound;
-      EXPECT_FALSE(r.unsound.empty() && !r.outcome.diverged);
-    } else {
-      EXPECT_EQ(r.exit_code, 0);
-      EXPECT_GE(r.error_estimate, 0.1 * r.errors.rel_l2);
-      EXPECT_LE(r.error_estimate, 10 * r.errors.rel_l2);
-    }
   }
-  std::printf("learning rate 1e8: %d of 10 seeds unsound (exit 3)\n", unsound);
+  std::printf("learning rate 1e8: %d of 10 seeds named the learning rate\n", named);
+  EXPECT_GT(named, 0);
+}
+
+// The seed config's own rate leaves every neuron's final step within the limit: no seed is
+// called unsound for it (seeds 1-10 measured at most 0.19 times the limit after 300 cycles).
+TEST(Regression, SeedRateIsNotCalledAbsurd) {
+  for (int seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    const SolveResult r = solve_config(
+        "poisson2d_seed", {"training.max_cycles=300", "training.seed=" + std::to_string(seed)});
+    EXPECT_EQ(r.exit_code, 0) << r.unsound;
+  }
 }
 
 }  // namespace
