@@ -1,8 +1,11 @@
 // A point-cloud domain that copies a disk (configs/disk_cloud.yaml: 4000 interior and 600 boundary
 // points) solves the problem of configs/disk.yaml as well as the disk itself: the same small
-// network and training budget on both, on the CPU, seeds 1–4, and the geometric mean of the
-// cloud's relative L2 errors within a factor of 3 of the disk's. (At this budget single seeds
-// scatter by up to 10× either way, for the disk as for the cloud, so one seed would not tell.)
+// network and training budget on both, on the CPU, seeds 1–12, and the geometric mean of the
+// cloud's relative L2 errors within a factor of 3 of the disk's. At this budget single seeds
+// scatter by up to 100× (3e-6 to 3.5e-4), for the disk as for the cloud, and a change of rounding
+// (another CPU, another compiler) redraws them: the log of a seed's cloud/disk ratio has a
+// standard deviation of about 1.3, so over 4 seeds a factor of 3 was 1.7 standard deviations of
+// the mean and failed on another machine; over 12 seeds it is about 3.
 // Both errors are measured on the evaluation grid, clipped by each domain's own inside test.
 #include <gtest/gtest.h>
 
@@ -43,8 +46,9 @@ SolveResult solve_small(const std::string& name, int seed) {
 }
 
 TEST(PointCloudSolve, DiskCloudMatchesTheDisk) {
+  constexpr int kSeeds = 12;
   double log_disk = 0, log_cloud = 0;
-  for (int seed = 1; seed <= 4; ++seed) {
+  for (int seed = 1; seed <= kSeeds; ++seed) {
     SCOPED_TRACE(testing::Message() << "seed " << seed);
     const SolveResult disk = solve_small("disk", seed);
     const SolveResult cloud = solve_small("disk_cloud", seed);
@@ -53,12 +57,13 @@ TEST(PointCloudSolve, DiskCloudMatchesTheDisk) {
     ASSERT_GT(disk.errors.rel_l2, 0);
     ASSERT_GT(cloud.errors.rel_l2, 0);
     EXPECT_LE(cloud.errors.rel_l2, 1e-3);
-    log_disk += std::log(disk.errors.rel_l2) / 4;
-    log_cloud += std::log(cloud.errors.rel_l2) / 4;
+    log_disk += std::log(disk.errors.rel_l2) / kSeeds;
+    log_cloud += std::log(cloud.errors.rel_l2) / kSeeds;
   }
   std::printf("geometric mean of the relative L2 errors: disk %.3e, cloud %.3e\n",
               std::exp(log_disk), std::exp(log_cloud));
-  // Measured (bench/RESULTS.md, "Composite and point-cloud domains"): 2.6e-5 and 2.5e-5.
+  // Measured on the 2-core development machine: 2.66e-5 and 3.08e-5 (seeds 1–4 on the CI machine:
+  // 5.43e-5 and 1.58e-5, a factor of 3.4).
   EXPECT_LE(log_cloud, log_disk + std::log(3.0));
   EXPECT_GE(log_cloud, log_disk - std::log(3.0));
 }
