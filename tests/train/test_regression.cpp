@@ -95,30 +95,62 @@ TEST(Regression, LShapeSeed17LeavesItsLocalMinimum) {
 TEST(Regression, SeedProblemLmTo1e4) { expect_bound("poisson2d_seed_lm", 1e-4); }
 TEST(Regression, SeedProblemGdcgTo1e2) { expect_bound("poisson2d_seed", 1e-2); }
 
-TEST(Regression, FloatPrecisionSeedLm) {
-  // Single precision loses the last digits of the LM normal equations; it still gets close. The
-  // seed's 224 points and 300 iterations: with the config's 500 points float LM takes a step near
-  // iteration 90 that fits the batch and wrecks the network (configs/README.md). Where a float run
-  // ends moves with every change of rounding (seeds 1–10 spread from 2e-5 to 4e-2, some unsound),
-  // so the bound is on the median of seeds 1–5 (measured 1.7e-4), and no run may exit 0 unsound.
-  constexpr double kMedianBound = 5e-4;
-  std::printf("poisson2d_seed_lm, float: median of seeds 1-5 <= %.1e\n", kMedianBound);
+// Single precision with the default method (variable projection), 100 neurons as above, seeds
+// 1–5: float's QR stops it near 1e-5 (measured: median 1.06e-5, worst 1.09e-4 with the native
+// build of the 2-core machine; 8.0e-6 and 2.45e-4 with -march=x86-64-v3; the worst seed stops as
+// converged after 21–63 iterations). Every seed must exit 0 with an estimate within 10×.
+TEST(Regression, FloatPrecisionDefaultMethod) {
+  constexpr double kMedianBound = 1e-4, kWorstBound = 1e-3;
+  std::printf("poisson2d, float: median of seeds 1-5 <= %.1e, every seed <= %.1e\n", kMedianBound,
+              kWorstBound);
   std::vector<double> errors;
+  for (int seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    const SolveResult r = solve_config(
+        "poisson2d", {"compute.precision=float", "model.neurons=100", "training.max_cycles=400",
+                      "training.patience=50", "training.seed=" + std::to_string(seed)});
+    std::printf("  seed %d: exit %d, relative L2 %.3e, estimate %.3e, %ld cycles (%s)\n", seed,
+                r.exit_code, r.errors.rel_l2, r.error_estimate, r.outcome.cycles,
+                r.outcome.stop_reason.c_str());
+    EXPECT_EQ(r.exit_code, 0) << r.unsound;
+    EXPECT_LE(r.errors.rel_l2, kWorstBound);
+    EXPECT_GE(r.error_estimate, 0.1 * r.errors.rel_l2);
+    EXPECT_LE(r.error_estimate, 10 * r.errors.rel_l2);
+    errors.push_back(r.errors.rel_l2);
+  }
+  std::sort(errors.begin(), errors.end());
+  std::printf("poisson2d, float: median %.3e (bound %.1e)\n", errors[2], kMedianBound);
+  EXPECT_LE(errors[2], kMedianBound);
+}
+
+// The seed's LM in single precision, with its fresh batch every iteration (the seed's 224
+// points, 300 iterations): chaotic. Seeds 1–10 end anywhere from 2e-5 to 2e-1 and the spread
+// moves with the build (median of seeds 1–5: 1.7e-4 native, 1.75e-3 with -march=x86-64-v3), so no
+// accuracy is bounded here. What must hold on every seed is honesty: exit 0 with an estimate
+// within 10× of the true error (measured 1.1–3.6×), or exit 3 with its reason, never divergence
+// or a garbage field.
+TEST(Regression, FloatPrecisionSeedLmIsHonest) {
+  std::printf(
+      "poisson2d_seed_lm, float, seeds 1-5: exit 0 with an estimate within 10x, or exit 3 "
+      "with a reason\n");
   for (int seed = 1; seed <= 5; ++seed) {
     SCOPED_TRACE(testing::Message() << "seed " << seed);
     const SolveResult r = solve_config(
         "poisson2d_seed_lm", {"compute.precision=float", "training.points.interior=176",
                               "training.points.boundary=48", "training.max_cycles=300",
                               "training.seed=" + std::to_string(seed)});
-    std::printf("  seed %d: exit %d, relative L2 %.3e %s\n", seed, r.exit_code, r.errors.rel_l2,
-                r.unsound.c_str());
-    EXPECT_TRUE(r.exit_code == 0 || (r.exit_code == 3 && !r.unsound.empty())) << r.exit_code;
+    std::printf("  seed %d: exit %d, relative L2 %.3e, estimate %.3e %s\n", seed, r.exit_code,
+                r.errors.rel_l2, r.error_estimate, r.unsound.c_str());
     EXPECT_FALSE(r.outcome.diverged);
-    errors.push_back(r.errors.rel_l2);
+    EXPECT_LT(r.errors.rel_l2, 1.0);
+    if (r.exit_code == 3) {
+      EXPECT_FALSE(r.unsound.empty());
+    } else {
+      EXPECT_EQ(r.exit_code, 0);
+      EXPECT_GE(r.error_estimate, 0.1 * r.errors.rel_l2);
+      EXPECT_LE(r.error_estimate, 10 * r.errors.rel_l2);
+    }
   }
-  std::sort(errors.begin(), errors.end());
-  std::printf("poisson2d_seed_lm, float: median %.3e (bound %.1e)\n", errors[2], kMedianBound);
-  EXPECT_LE(errors[2], kMedianBound);
 }
 
 TEST(Regression, SameSeedSameResult) {
