@@ -131,10 +131,9 @@ std::string RbfTrainer<T>::unsound(const RbfParameters<T>& p) const {
 }
 
 template <class T>
-std::string RbfTrainer<T>::steps_set_by_limit() {
+std::string RbfTrainer<T>::steps_set_by_limit(const RbfParameters<T>& p) {
   RbfParameters<T> grad;
   backend_.gradient(grad);
-  const RbfParameters<T> p = backend_.parameters();
   const int d = p.dim;
   const double rate = config_.training.gd_learning_rate;
   int over = 0;
@@ -439,7 +438,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
   if (!out.diverged) state_.params = backend_.parameters();
   out.cycles = state_.cycle;
   auto t0 = Clock::now();
-  if (!lm && !out.diverged) out.unsound = steps_set_by_limit();
+  if (!lm && !out.diverged) out.unsound = steps_set_by_limit(state_.params);
   out.loss = backend_.residuals();
   out.seconds = state_.seconds;
   report(state_.cycle, out.seconds, out.loss, backend_, true);

@@ -85,10 +85,10 @@ class RbfTrainer {
   // Non-empty when the parameters show divergence (non-finite, or centres flung far away).
   std::string unsound(const RbfParameters<T>& params) const;
 
-  // gdcg, at the end: a reason (TrainOutcome::unsound) when the plain gradient step of some
-  // neuron is over kAbsurdStepRatio times the step limit, "" otherwise. Leaves the residuals
-  // at the current parameters.
-  std::string steps_set_by_limit();
+  // gdcg, at the end, with `params` the backend's current parameters: a reason
+  // (TrainOutcome::unsound) when the plain gradient step of some neuron is over kAbsurdStepRatio
+  // times the step limit, "" otherwise. Leaves the residuals at those parameters.
+  std::string steps_set_by_limit(const RbfParameters<T>& params);
 
   // Variable projection's restarts (docs/mathematics.md, "Restarts"): true when a stall at
   // `loss` on the fixed batch, respectively a plateau of the validation loss, is to be answered

@@ -10,11 +10,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "solver/train/solve.hpp"
+#include "tests/common/resume_runs.hpp"
 #include "tests/common/shipped_solve.hpp"
 #include "tests/common/summary_counts.hpp"
 
@@ -29,11 +28,6 @@ SolveResult solve_config(const std::string& name, const std::vector<std::string>
               config.training.method.c_str(), r.outcome.cycles, r.outcome.seconds, r.errors.rel_l2,
               r.errors.max);
   return r;
-}
-
-std::string summary_of(const SolveResult& r) {
-  std::ifstream in(r.directory + "/summary.json");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 void expect_bound(const std::string& name, double bound, const std::vector<std::string>& extra = {}) {
@@ -83,7 +77,7 @@ TEST(Regression, PeakEverySeed) { expect_every_seed("peak", 1e-6); }
 TEST(Regression, LShapeSeed17LeavesItsLocalMinimum) {
   std::printf("lshape, defaults, seed 17: bound relative L2 <= 1e-7\n");
   const SolveResult r = solve_config("lshape", {"training.seed=17"});
-  const std::string summary = summary_of(r);
+  const std::string summary = test_runs::read_text(r.directory + "/summary.json");
   std::printf("  relative L2 %.3e after %ld cycles (%s), %ld restarts\n", r.errors.rel_l2,
               r.outcome.cycles, r.outcome.stop_reason.c_str(),
               test_inputs::summary_count(summary, "restarts"));
@@ -192,7 +186,7 @@ TEST(Regression, AbsurdLearningRateExitsUnsound) {
     EXPECT_LT(r.best_cycle, 300);
     EXPECT_LT(r.errors.rel_l2, 1.0);
     EXPECT_TRUE(std::isfinite(r.error_estimate));
-    const std::string summary = summary_of(r);
+    const std::string summary = test_runs::read_text(r.directory + "/summary.json");
     EXPECT_NE(summary.find("\"sound\": false"), std::string::npos);
     EXPECT_TRUE(std::filesystem::exists(r.directory + "/model.yaml"));
   }
