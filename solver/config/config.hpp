@@ -17,6 +17,7 @@ struct ModelConfig {
   int neurons = 64;                   // rbf
   std::string init_centres = "grid";  // grid | random
   double init_width = 1.5;            // multiple of the initial centre spacing
+  bool init_width_auto = true;        // width: auto (varpro: the width search; else init_width)
   std::string init_from;              // a model.yaml to start from (centres, widths, weights)
   SourceLoc init_from_loc;
   std::vector<int> layers = {50, 50, 50, 50};  // mlp hidden widths

@@ -111,7 +111,10 @@ void emit_model(YAML::Emitter& out, const ModelConfig& model) {
   out << YAML::Key << "init" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "centres" << YAML::Value << model.init_centres;
   out << YAML::Key << "width" << YAML::Value;
-  number(out, model.init_width);
+  if (model.init_width_auto)
+    out << "auto";
+  else
+    number(out, model.init_width);
   if (!model.init_from.empty()) emit_text(out, "from", model.init_from);
   out << YAML::EndMap;
   out << YAML::Key << "layers" << YAML::Value << YAML::Flow << model.layers;

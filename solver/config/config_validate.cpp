@@ -282,7 +282,9 @@ ModelConfig read_model(const Field& field) {
       model.init_centres = read_choice(f, {"grid", "random"});
     }
     if (const Field f = init.child("width"); f.present()) {
-      model.init_width = read_double(f, positive, "a positive number");
+      model.init_width_auto = f.node().IsScalar() && f.node().Scalar() == "auto";
+      if (!model.init_width_auto)
+        model.init_width = read_double(f, positive, "a positive number or auto");
     }
   }
   if (const Field f = field.child("layers"); f.present()) {

@@ -270,15 +270,66 @@ TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const Re
   // Least-squares weights for fresh centres: both methods start from the best weights the
   // initial network can have, as the reference LM run did. A trained model keeps its own.
   auto t0 = Clock::now();
-  if (config_.training.method == "varpro")
-    backend_.solve_weights_qr();
-  else if (solve_initial_weights)
-    backend_.solve_weights_direct(T(0));
-  out.times.weights += since(t0);
+  const bool vp = config_.training.method == "varpro";
+  if (vp && solve_initial_weights && config_.model.init_width_auto) {
+    const WidthFit fit = fit_widths();
+    out.times.weights += since(t0);
+    out.initial_width = fit.scale * config_.model.init_width;
+    if (hooks_.widths_chosen)
+      hooks_.widths_chosen("width search: the lattice fits best with widths " +
+                           format_e(out.initial_width) + " × the centre spacing (loss " +
+                           format_e(fit.loss) + "); reported as cycle 0, training starts from " +
+                           format_e(config_.model.init_width) + " × the spacing");
+    // The best fit is a model of its own: reported as cycle 0 and written if training never
+    // beats it. Training starts from the initial widths, which it can move: the best fit's
+    // Gaussians are so wide that their weights cancel to the loss's rounding floor.
+    backend_.set_parameters(fit.best);
+    state_.seconds = since(start);
+    t0 = Clock::now();
+    const bool go_on = !any_rank(!report(0, state_.seconds, backend_.residuals(), backend_, false));
+    out.times.report += since(t0);
+    if (go_on)
+      backend_.set_parameters(fit.start);
+    else
+      out.stop_reason = "monitor";
+  } else {
+    if (vp)
+      backend_.solve_weights_qr();
+    else if (solve_initial_weights)
+      backend_.solve_weights_direct(T(0));
+    out.times.weights += since(t0);
+  }
   state_.reference_loss = backend_.residuals().loss;
   state_.params = backend_.parameters();
   state_.seconds = since(start);
   return run(out, report, should_stop);
+}
+
+template <class T>
+typename RbfTrainer<T>::WidthFit RbfTrainer<T>::fit_widths() {
+  const RbfParameters<T> initial = backend_.parameters();
+  WidthFit fit;
+  // The least-squares weights with every width scaled by `scale`, and their loss; a loss that is
+  // not finite ranks last.
+  auto consider = [&](double scale) {
+    RbfParameters<T> p = initial;
+    for (T& a : p.widths) a = T(double(a) * scale);
+    backend_.set_parameters(p);
+    backend_.solve_weights_qr();
+    double loss = backend_.residuals().loss;
+    if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
+    if (scale == 1.0) fit.start = backend_.parameters();
+    if (fit.best.neurons() == 0 || loss < fit.loss) {
+      fit.loss = loss;
+      fit.scale = scale;
+      fit.best = backend_.parameters();
+    }
+  };
+  for (double scale : kWidthScales) consider(scale);
+  const double coarse = fit.scale, quarter_octave = std::pow(2.0, 0.25);
+  consider(coarse / quarter_octave);
+  consider(coarse * quarter_octave);
+  return fit;
 }
 
 template <class T>
@@ -313,8 +364,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
     state_.params = last_good;
   };
   if (!finite(loss)) diverge("the loss of the initial network is not finite");
-
-  while (!out.diverged && state_.cycle < tc.max_cycles) {
+  while (out.stop_reason.empty() && !out.diverged && state_.cycle < tc.max_cycles) {
     const bool fresh = state_.cycle > 0 && tc.resample_every > 0 &&
                        state_.cycle % tc.resample_every == 0;
     const bool fused_draw = fresh && !lm && backend_.draws_batches();

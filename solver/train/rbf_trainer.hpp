@@ -41,9 +41,16 @@ using ReportFn = std::function<bool(long cycle, double seconds, const LossParts&
 
 // What the caller's validation monitor has to do with variable projection's restarts
 // (docs/mathematics.md, "Restarts"). Either may be empty.
+// The scales of the initial widths (model.init.width × the centre spacing) that variable
+// projection's width search tries first: √2^k, k = 0 … 6.
+inline constexpr double kWidthScales[] = {1.0, 1.4142135623730951, 2.0, 2.8284271247461903,
+                                          4.0, 5.6568542494923806, 8.0};
+
 struct RestartHooks {
   // Called at every restart with its cycle and a one-line note, before the iterations continue.
   std::function<void(long cycle, const std::string& note)> restarted;
+  // Called once after variable projection's width search with a one-line note.
+  std::function<void(const std::string& note)> widths_chosen;
   // Asked when a report stops the run: when the stop is the validation loss's plateau, that loss
   // over the validation data's own (the loss of the zero network); NaN for any other stop.
   std::function<double()> plateau_loss_ratio;
@@ -82,6 +89,15 @@ class RbfTrainer {
   // `fused`, a backend that draws leaves the drawing to the next gdcg_cycle.
   void draw_batch(PhaseTimes& times, bool fused = false);
   TrainOutcome run(TrainOutcome out, const ReportFn<T>& report, const StopFn& should_stop);
+  // Variable projection's width search under model.init.width: auto (docs/mathematics.md, "The
+  // width search"): the least-squares weights on the first batch with the initial widths scaled
+  // by each of kWidthScales, then by a quarter octave either side of the best scale.
+  struct WidthFit {
+    double scale = 1, loss = 0;  // the best scale and its loss
+    RbfParameters<T> best;       // its parameters, weights included
+    RbfParameters<T> start;      // those of scale 1 (the initial widths)
+  };
+  WidthFit fit_widths();
   // Non-empty when the parameters show divergence (non-finite, or centres flung far away).
   std::string unsound(const RbfParameters<T>& params) const;
 

@@ -145,9 +145,9 @@ ErrorNorms RunOutput::report(long cycle, double seconds, const LossParts& loss,
       line << "cycle " << cycle << "/" << total << "  loss " << format_g(loss.loss)
            << "  validation " << format_g(validation.rms_interior) << "/"
            << format_g(validation.rms_boundary) << "  L2 error " << format_g(e.rel_l2) << "  "
-           << std::fixed
-           << std::setprecision(1) << seconds << " s  " << std::setprecision(0) << rate
-           << " cycles/s";
+           << std::fixed << std::setprecision(1) << seconds << " s";
+      // Cycle 0 (variable projection's width search) has no rate.
+      if (cycle > 0) line << "  " << std::setprecision(0) << rate << " cycles/s";
       std::ostream& os = *options_.progress;
       if (options_.progress_is_terminal) {
         os << "\r" << line.str() << "\033[K";
@@ -314,6 +314,7 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
       summary.set("note", "the result failed a soundness check; the outputs hold the best "
                           "parameters found sound");
   }
+  if (o.initial_width > 0) summary.set("initial_width", o.initial_width);
   summary.set("best_cycle", static_cast<long long>(result.best_cycle));
   summary.set("error_estimate", result.error_estimate);
   Json counts = model_counts;

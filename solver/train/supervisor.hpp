@@ -77,6 +77,7 @@ class Supervisor {
       output_.note(note);
       monitor_.restarted(cycle);
     };
+    hooks.widths_chosen = [this](const std::string& note) { output_.note(note); };
     hooks.plateau_loss_ratio = [this] {
       return monitor_.verdict().stop_reason == "plateau"
                  ? last_validation_.loss / monitor_.data_loss()

@@ -31,6 +31,8 @@ struct TrainOutcome {
   std::string unsound;          // the trainer's own verdict on the run, "" when sound: gdcg's
                                 // learning rate far above what the step limit lets through
   LossParts loss;               // at the end, on the last batch
+  double initial_width = 0;     // varpro's width search: the starting widths it chose, as a
+                                // multiple of the initial centre spacing (0: no search)
   PhaseTimes times;
   double seconds = 0;           // training time, counting the time before a resume
 };

@@ -127,6 +127,9 @@ std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
   // Stopping: the validation loss at the tolerance, or no 1 % improvement for `patience` cycles
   // (counted in cycles, so that the rule does not depend on how often reports come).
   if (why.empty() && v.loss < config_.training.tolerance) verdict_.stop_reason = "tolerance";
+  // Cycle 0 (variable projection's width search) is a candidate, not a step of training: the
+  // plateau and slow rules start at the first cycle.
+  if (cycle == 0) return why;
   if (improved_cycle_ < 0) improved_cycle_ = cycle;
   if (v.loss < 0.99 * plateau_loss_) {
     plateau_loss_ = v.loss;

@@ -92,8 +92,9 @@ class RunMonitor {
   RunMonitor(const Config& config, const Problem& problem, const ValidationSet& validation);
 
   // One report. `grid_u` is u on the evaluation grid; `model_unsound` the model's own verdict
-  // ("" when sound); `params` the current parameters (kept when they are a new best).
-  // Returns the soundness verdict of this state ("" when sound).
+  // ("" when sound); `params` the current parameters (kept when they are a new best). A report
+  // of cycle 0 is a candidate for the best state only: the plateau and slow rules start at the
+  // first cycle. Returns the soundness verdict of this state ("" when sound).
   std::string observe(long cycle, const LossParts& train, const ValidationFigures& v,
                       const std::vector<double>& grid_u, const std::string& model_unsound,
                       const Params& params);

@@ -84,12 +84,16 @@ std::vector<BadInput> bad_inputs() {
   c.push_back({"NeuronsNegative", with("neurons: 16", "neurons: -3"), {},
                "error: c.yaml:16:12: model.neurons: expected a positive integer, found \"-3\"",
                "model.neurons"});
-  c.push_back({"WidthZero", with("  neurons: 16", "  neurons: 16\n  init: { width: 0 }"), {},
-               "error: c.yaml:17:18: model.init.width: expected a positive number, found \"0\"",
-               "model.init.width"});
-  c.push_back({"WidthNegative", with("  neurons: 16", "  neurons: 16\n  init: { width: -1.5 }"),
+  c.push_back(
+      {"WidthZero",
+       with("  neurons: 16", "  neurons: 16\n  init: { width: 0 }"),
+       {},
+       "error: c.yaml:17:18: model.init.width: expected a positive number or auto, found \"0\"",
+       "model.init.width"});
+  c.push_back({"WidthNegative",
+               with("  neurons: 16", "  neurons: 16\n  init: { width: -1.5 }"),
                {},
-               "error: c.yaml:17:18: model.init.width: expected a positive number, found "
+               "error: c.yaml:17:18: model.init.width: expected a positive number or auto, found "
                "\"-1.5\"",
                "model.init.width"});
   c.push_back({"PointsAsSequence",

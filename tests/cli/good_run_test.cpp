@@ -388,9 +388,11 @@ TEST(CliVarpro, ProblemOnlyConfigRunsQuicklyAndSoundly) {
     EXPECT_GT(std::stod(vi), 0.0) << line;
     EXPECT_GT(std::stod(vb), 0.0) << line;
   }
-  // Rows at 10 and at the end; the row of the state written carries the summary's validation
-  // figures.
-  ASSERT_EQ(lines.size(), 3u) << history;
+  // Rows at 0 (the width search's fit), at 10 and at the end; the row of the state written
+  // carries the summary's validation figures.
+  ASSERT_EQ(lines.size(), 4u) << history;
+  EXPECT_EQ(lines[1].substr(0, 2), "0,") << history;
+  EXPECT_GT(json_number(summary, "initial_width"), 1.5) << summary;
   const auto written = history_row(history, long(best));
   ASSERT_EQ(written.count("val_rms_interior"), 1u) << history;
   EXPECT_CLOSE(std::stod(written.at("val_rms_interior")), val_interior, 1e-9, val_interior);

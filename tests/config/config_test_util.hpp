@@ -89,6 +89,7 @@ inline void expect_same_values(const Config& a, const Config& b) {
   EXPECT_EQ(a.model.neurons, b.model.neurons);
   EXPECT_EQ(a.model.init_centres, b.model.init_centres);
   EXPECT_EQ(a.model.init_width, b.model.init_width);
+  EXPECT_EQ(a.model.init_width_auto, b.model.init_width_auto);
   EXPECT_EQ(a.model.layers, b.model.layers);
   EXPECT_EQ(a.model.activation, b.model.activation);
 

@@ -94,7 +94,7 @@ const BadConfig kBadConfigs[] = {
     {"exponent_for_integer", with_problem("training:\n  cg: {iterations: 1e3}\n"),
      "7:20: training.cg.iterations: expected a positive integer, found \"1e3\""},
     {"zero_width", with_problem("model:\n  init: {width: 0}\n"),
-     "7:17: model.init.width: expected a positive number, found \"0\""},
+     "7:17: model.init.width: expected a positive number or auto, found \"0\""},
     {"negative_tolerance", with_problem("training:\n  tolerance: -1e-3\n"),
      "7:14: training.tolerance: expected a non-negative number, found \"-1e-3\""},
     {"infinite_penalty", with_problem("training:\n  penalty: .inf\n"),

@@ -41,6 +41,7 @@ TEST(ShippedConfigs, SeedProblemHasTheDesignValues) {
   EXPECT_EQ(c.model.neurons, 64);
   EXPECT_EQ(c.model.init_centres, "grid");
   EXPECT_EQ(c.model.init_width, 1.5);
+  EXPECT_FALSE(c.model.init_width_auto);  // the seed config gives width: 1.5
   EXPECT_EQ(c.training.method, "gdcg");
   EXPECT_EQ(c.training.points_interior, 176);
   EXPECT_EQ(c.training.points_boundary, 48);
@@ -129,6 +130,7 @@ TEST(Defaults, MinimalConfigGetsEveryDefault) {
   EXPECT_EQ(c.model.neurons, 196);  // variable projection's 2D default
   EXPECT_EQ(c.model.init_centres, "grid");
   EXPECT_EQ(c.model.init_width, 1.5);
+  EXPECT_TRUE(c.model.init_width_auto);  // variable projection's width search
   EXPECT_EQ(c.model.layers, (std::vector<int>{50, 50, 50, 50}));
   EXPECT_EQ(c.model.activation, "tanh");
   // An RBF network is trained by variable projection, with defaults that scale with it.

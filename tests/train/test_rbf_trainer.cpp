@@ -73,5 +73,76 @@ TEST(RbfTrainer, SameSeedSameNumbers) {
   EXPECT_EQ(train_seed<float>("gdcg", 20), train_seed<float>("gdcg", 20));
 }
 
+// Variable projection under model.init.width: auto reports, as cycle 0, the scale of the initial
+// widths whose least-squares weights have the lowest loss, and trains from the initial widths.
+TEST(RbfTrainer, WidthSearchReportsTheLowestLossScale) {
+  Config config;
+  config.name = "seed";
+  config.problem = seed_problem_spec();
+  config.model.neurons = 49;
+  config.training.method = "varpro";
+  config.training.points_interior = 600;
+  config.training.points_boundary = 120;
+  config.training.resample_every = 0;
+  config.training.max_cycles = 0;
+  const Problem problem = Problem::build(config.problem);
+  Rng rng(config.training.seed);
+  const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, rng);
+  BackendOptions opt;
+  opt.dim = 2;
+  opt.penalty = config.training.penalty;
+  opt.min_width = minimum_width(problem.domain(), config.training);
+  auto backend = make_cpu_backend<double>(opt);
+  RbfTrainer<double> trainer(config, problem, *backend);
+  std::vector<long> cycles;
+  double start_loss = NAN;
+  const TrainOutcome out = trainer.train(
+      init.params, [&](long cycle, double, const LossParts& loss, RbfBackend<double>&, bool final) {
+        if (!final) cycles.push_back(cycle);
+        if (cycle == 0 && !final) start_loss = loss.loss;
+        return true;
+      });
+  ASSERT_EQ(cycles, std::vector<long>{0});
+  ASSERT_GT(out.initial_width, 0);
+  const double chosen = out.initial_width / config.model.init_width;
+
+  // Every scale's loss on the same batch, from a second backend.
+  auto other = make_cpu_backend<double>(opt);
+  other->set_batch(trainer.batch());
+  auto loss_at = [&](double scale) {
+    RbfParameters<double> p = init.params;
+    for (double& a : p.widths) a *= scale;
+    other->set_parameters(p);
+    other->solve_weights_qr();
+    return other->residuals().loss;
+  };
+  EXPECT_NEAR(loss_at(chosen), start_loss, 1e-9 * start_loss);
+  // Training starts from the initial widths (scale 1); with no cycle it ends there.
+  EXPECT_NEAR(out.loss.loss, loss_at(1.0), 1e-9 * loss_at(1.0));
+  std::printf("chosen scale %.4f (%.3g x the spacing): loss %.3e\n", chosen, out.initial_width,
+              start_loss);
+  for (double scale : kWidthScales) {
+    const double loss = loss_at(scale);
+    std::printf("scale %.4f: loss %.3e\n", scale, loss);
+    EXPECT_LE(start_loss, loss * (1 + 1e-12)) << "scale " << scale;
+  }
+  // On the seed problem the wide Gaussians fit far better than the lattice's 1.5 spacings.
+  EXPECT_LT(start_loss, 1e-3 * loss_at(1.0));
+
+  // A width given as a number is kept: no search, no report before the first cycle.
+  config.model.init_width_auto = false;
+  auto fixed_backend = make_cpu_backend<double>(opt);
+  RbfTrainer<double> fixed(config, problem, *fixed_backend);
+  cycles.clear();
+  const TrainOutcome kept = fixed.train(
+      init.params, [&](long cycle, double, const LossParts&, RbfBackend<double>&, bool final) {
+        if (!final) cycles.push_back(cycle);
+        return true;
+      });
+  EXPECT_EQ(kept.initial_width, 0);
+  EXPECT_TRUE(cycles.empty());
+  EXPECT_NEAR(kept.loss.loss, loss_at(1.0), 1e-9 * loss_at(1.0));
+}
+
 }  // namespace
 }  // namespace rbfpde
