@@ -32,6 +32,14 @@ double grid_error(RbfBackend<T>& backend, const Problem& problem) {
   return compute_errors(u, exact).rel_l2;
 }
 
+BackendOptions seed_backend_options(const Config& config, const Problem& problem) {
+  BackendOptions opt;
+  opt.dim = 2;
+  opt.penalty = config.training.penalty;
+  opt.min_width = minimum_width(problem.domain(), config.training);
+  return opt;
+}
+
 template <class T>
 double train_seed(const std::string& method, long cycles, TrainOutcome* outcome = nullptr) {
   Config config;
@@ -44,10 +52,7 @@ double train_seed(const std::string& method, long cycles, TrainOutcome* outcome 
   const Problem problem = Problem::build(config.problem);
   Rng rng(config.training.seed);
   const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, rng);
-  BackendOptions opt;
-  opt.dim = 2;
-  opt.penalty = config.training.penalty;
-  opt.min_width = minimum_width(problem.domain(), config.training);
+  const BackendOptions opt = seed_backend_options(config, problem);
   auto backend = make_cpu_backend<T>(opt);
   RbfTrainer<T> trainer(config, problem, *backend);
   const auto t0 = std::chrono::steady_clock::now();
@@ -88,10 +93,7 @@ TEST(RbfTrainer, WidthSearchReportsTheLowestLossScale) {
   const Problem problem = Problem::build(config.problem);
   Rng rng(config.training.seed);
   const RbfInit init = initial_rbf_parameters(problem.domain(), config.model, rng);
-  BackendOptions opt;
-  opt.dim = 2;
-  opt.penalty = config.training.penalty;
-  opt.min_width = minimum_width(problem.domain(), config.training);
+  const BackendOptions opt = seed_backend_options(config, problem);
   auto backend = make_cpu_backend<double>(opt);
   RbfTrainer<double> trainer(config, problem, *backend);
   std::vector<long> cycles;
