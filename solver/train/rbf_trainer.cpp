@@ -278,7 +278,8 @@ TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const Re
     if (hooks_.widths_chosen)
       hooks_.widths_chosen("width search: the lattice fits best with widths " +
                            format_e(out.initial_width) + " × the centre spacing (loss " +
-                           format_e(fit.loss) + "); reported as cycle 0, training starts from " +
+                           format_e(fit.loss.loss) +
+                           "); reported as cycle 0, training starts from " +
                            format_e(config_.model.init_width) + " × the spacing");
     // The best fit is a model of its own: reported as cycle 0 and written if training never
     // beats it. Training starts from the initial widths, which it can move: the best fit's
@@ -286,7 +287,7 @@ TrainOutcome RbfTrainer<T>::train(const RbfParameters<double>& initial, const Re
     backend_.set_parameters(fit.best);
     state_.seconds = since(start);
     t0 = Clock::now();
-    const bool go_on = !any_rank(!report(0, state_.seconds, backend_.residuals(), backend_, false));
+    const bool go_on = !any_rank(!report(0, state_.seconds, fit.loss, backend_, false));
     out.times.report += since(t0);
     if (go_on)
       backend_.set_parameters(fit.start);
@@ -316,10 +317,11 @@ typename RbfTrainer<T>::WidthFit RbfTrainer<T>::fit_widths() {
     for (T& a : p.widths) a = T(double(a) * scale);
     backend_.set_parameters(p);
     backend_.solve_weights_qr();
-    double loss = backend_.residuals().loss;
-    if (!std::isfinite(loss)) loss = std::numeric_limits<double>::infinity();
+    const LossParts loss = backend_.residuals();
     if (scale == 1.0) fit.start = backend_.parameters();
-    if (fit.best.neurons() == 0 || loss < fit.loss) {
+    const bool better =
+        std::isfinite(loss.loss) && (!std::isfinite(fit.loss.loss) || loss.loss < fit.loss.loss);
+    if (fit.best.neurons() == 0 || better) {
       fit.loss = loss;
       fit.scale = scale;
       fit.best = backend_.parameters();

@@ -39,13 +39,13 @@ template <class T>
 using ReportFn = std::function<bool(long cycle, double seconds, const LossParts& loss,
                                     RbfBackend<T>& backend, bool final)>;
 
-// What the caller's validation monitor has to do with variable projection's restarts
-// (docs/mathematics.md, "Restarts"). Either may be empty.
 // The scales of the initial widths (model.init.width × the centre spacing) that variable
 // projection's width search tries first: √2^k, k = 0 … 6.
 inline constexpr double kWidthScales[] = {1.0, 1.4142135623730951, 2.0, 2.8284271247461903,
                                           4.0, 5.6568542494923806, 8.0};
 
+// What the caller's validation monitor has to do with variable projection's width search and
+// restarts (docs/mathematics.md, "The width search", "Restarts"). Any may be empty.
 struct RestartHooks {
   // Called at every restart with its cycle and a one-line note, before the iterations continue.
   std::function<void(long cycle, const std::string& note)> restarted;
@@ -93,7 +93,8 @@ class RbfTrainer {
   // width search"): the least-squares weights on the first batch with the initial widths scaled
   // by each of kWidthScales, then by a quarter octave either side of the best scale.
   struct WidthFit {
-    double scale = 1, loss = 0;  // the best scale and its loss
+    double scale = 1;            // the best scale
+    LossParts loss;              // its loss on the batch
     RbfParameters<T> best;       // its parameters, weights included
     RbfParameters<T> start;      // those of scale 1 (the initial widths)
   };
