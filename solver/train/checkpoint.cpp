@@ -13,9 +13,9 @@ namespace rbfpde {
 namespace {
 
 // "RBFCKPT" and the format's digit: 1 (RBF only, no model field), 2 (no restart count), 3 (no
-// batch coefficients), 4 (no damping history), 5.
+// batch coefficients), 4 (no damping history), 5 (no monitor state), 6.
 constexpr char kMagic[7] = {'R', 'B', 'F', 'C', 'K', 'P', 'T'};
-constexpr char kFormat = '5';
+constexpr char kFormat = '6';
 
 // What must match between the run that wrote a checkpoint and the run resuming it: everything
 // but the stopping rules (the MLP's L-BFGS iterations and varpro's restarts among them),
@@ -288,6 +288,79 @@ void get_state(Reader& r, MlpTrainerState<T>& s, char format) {
     r.torn();
 }
 
+// The parameters of the best state the monitor keeps: an MLP's flat vector, an RBF network's
+// fields.
+template <class T>
+void put_params(Writer& w, const std::vector<T>& p) {
+  w.put_vector(p);
+}
+
+template <class T>
+void put_params(Writer& w, const RbfParameters<T>& p) {
+  w.put<std::int32_t>(p.dim);
+  w.put_vector(p.weights);
+  w.put_vector(p.centres);
+  w.put_vector(p.widths);
+}
+
+template <class T>
+void get_params(Reader& r, std::vector<T>& p) {
+  p = r.get_vector<T>();
+}
+
+template <class T>
+void get_params(Reader& r, RbfParameters<T>& p) {
+  p.dim = r.get<std::int32_t>();
+  p.weights = r.get_vector<T>();
+  p.centres = r.get_vector<T>();
+  p.widths = r.get_vector<T>();
+}
+
+void put_figures(Writer& w, const ValidationFigures& v) {
+  w.put<double>(v.rms_interior);
+  w.put<double>(v.rms_boundary);
+  w.put<double>(v.loss);
+  w.put<double>(v.max_abs_u);
+  w.put<std::uint8_t>(v.finite ? 1 : 0);
+}
+
+void get_figures(Reader& r, ValidationFigures& v) {
+  v.rms_interior = r.get<double>();
+  v.rms_boundary = r.get<double>();
+  v.loss = r.get<double>();
+  v.max_abs_u = r.get<double>();
+  v.finite = r.get<std::uint8_t>() != 0;
+}
+
+template <class Params>
+void put_monitor(Writer& w, const MonitorState<Params>& m) {
+  w.put<std::int64_t>(m.best_cycle);
+  if (m.best_cycle >= 0) {
+    put_params(w, m.best);
+    put_figures(w, m.best_figures);
+  }
+  w.put<double>(m.plateau_loss);
+  w.put<std::int64_t>(m.improved_cycle);
+  w.put<double>(m.slow_loss);
+  w.put<std::int64_t>(m.slow_cycle);
+  w.put<std::uint8_t>(m.slow ? 1 : 0);
+}
+
+template <class Params>
+void get_monitor(Reader& r, MonitorState<Params>& m) {
+  m.best_cycle = r.get<std::int64_t>();
+  if (m.best_cycle < -1) r.torn();
+  if (m.best_cycle >= 0) {
+    get_params(r, m.best);
+    get_figures(r, m.best_figures);
+  }
+  m.plateau_loss = r.get<double>();
+  m.improved_cycle = r.get<std::int64_t>();
+  m.slow_loss = r.get<double>();
+  m.slow_cycle = r.get<std::int64_t>();
+  m.slow = r.get<std::uint8_t>() != 0;
+}
+
 // Refusals that depend on where the run stopped: none for the RBF network.
 template <class T>
 void check_resumable(const TrainerState<T>&, const Config&) {}
@@ -329,6 +402,7 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint<State>
     w.put<double>(t);
     w.put_string(name);
   }
+  put_monitor(w, ck.monitor);
   if (ck.ranks > 1) {
     w.put<std::uint32_t>(std::uint32_t(ck.ranks));
     for (const std::string& part : ck.rank_parts) w.put_string(part);
@@ -378,6 +452,7 @@ Checkpoint<State> read_checkpoint(const std::filesystem::path& path, const Confi
     const double t = r.get<double>();
     ck.snapshots.emplace_back(t, r.get_string());
   }
+  if (format >= '6') get_monitor(r, ck.monitor);
   if (!r.done()) {
     ck.ranks = int(r.get<std::uint32_t>());
     if (ck.ranks < 2) r.torn();
@@ -413,9 +488,11 @@ Checkpoint<State> resume_run(const Config& config, RunOutput& output) {
 }
 
 template <class State>
-void save_run(const Config& config, const RunOutput& output, State state) {
+void save_run(const Config& config, const RunOutput& output, State state,
+              MonitorState<decltype(State::params)> monitor) {
   Checkpoint<State> ck = new_checkpoint<State>(config);
   ck.state = std::move(state);
+  ck.monitor = std::move(monitor);
   // The final row of a stopped run is not a regular report: a resumed run must not keep it.
   ck.history = output.history_rows();
   if (!ck.history.empty() && ck.history.back().cycle % std::max(1, config.output.report_every) != 0)
@@ -435,7 +512,8 @@ void save_run(const Config& config, const RunOutput& output, State state) {
   template Checkpoint<State> read_checkpoint<State>(const std::filesystem::path&, const Config&); \
   template Checkpoint<State> new_checkpoint<State>(const Config&);                                \
   template Checkpoint<State> resume_run<State>(const Config&, RunOutput&);                        \
-  template void save_run<State>(const Config&, const RunOutput&, State);
+  template void save_run<State>(const Config&, const RunOutput&, State,                           \
+                                MonitorState<decltype(State::params)>);
 RBFPDE_CHECKPOINT_STATE(TrainerState<double>)
 RBFPDE_CHECKPOINT_STATE(TrainerState<float>)
 RBFPDE_CHECKPOINT_STATE(MlpTrainerState<double>)

@@ -111,7 +111,10 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
     }
   }
   Checkpoint<TrainerState<T>> resumed;
-  if (options.resume) resumed = resume_run<TrainerState<T>>(config, output);
+  if (options.resume) {
+    resumed = resume_run<TrainerState<T>>(config, output);
+    supervisor.restore_monitor(resumed.monitor);
+  }
   output.create_directory();
 
   auto model = Supervisor<RbfParameters<T>>::model_of(*backend);
@@ -171,7 +174,8 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
     counts.set("trials_qr", static_cast<long long>(trials.qr));
     counts.set("prepares_from_trial", static_cast<long long>(trials.factored_from_trial));
   }
-  finish_run(config, output, trainer.batch(), e, b, last_state, t0, counts, result);
+  finish_run(config, output, trainer.batch(), e, b, last_state, supervisor.monitor_state(), t0,
+             counts, result);
   return result;
 }
 

@@ -67,7 +67,10 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
 
   // A checkpoint is read before anything is written, so a bad one costs nothing.
   Checkpoint<MlpTrainerState<T>> resumed;
-  if (options.resume) resumed = resume_run<MlpTrainerState<T>>(config, output);
+  if (options.resume) {
+    resumed = resume_run<MlpTrainerState<T>>(config, output);
+    supervisor.restore_monitor(resumed.monitor);
+  }
   // The initial weights come from their own stream, so that the batches drawn from the
   // training seed are the same whatever the network's size (as for the RBF centres).
   Rng init_rng(config.training.seed ^ 0x9e3779b97f4a7c15ULL);
@@ -103,7 +106,8 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
   for (int w : shape.hidden) layers.push(w);
   counts.set("layers", layers);
   counts.set("activation", shape.activation);
-  finish_run(config, output, trainer.batch(), e, b, last_state, t0, counts, result);
+  finish_run(config, output, trainer.batch(), e, b, last_state, supervisor.monitor_state(), t0,
+             counts, result);
   return result;
 }
 

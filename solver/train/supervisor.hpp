@@ -5,6 +5,7 @@
 // model, re-evaluates it, estimates its error and says whether the result is sound.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <string>
@@ -63,6 +64,10 @@ class Supervisor {
     const Params params = model.parameters();
     const std::string model_why =
         model.unsound ? model.unsound(params, last_validation_.max_abs_u) : "";
+    // A final report between regular ones is not in the checkpoint's history, and the monitor's
+    // state that the checkpoint keeps is the one before it.
+    irregular_final_ = final && cycle % std::max(1, config_.output.report_every) != 0;
+    if (irregular_final_) before_final_ = monitor_.state();
     last_unsound_ = monitor_.observe(cycle, loss, last_validation_, u_, model_why, params);
     last_cycle_ = cycle;
     errors_ = output_.report(cycle, seconds, loss, last_validation_, u_, residual_, final);
@@ -115,6 +120,13 @@ class Supervisor {
                                                     output_.grid().points, u_);
   }
 
+  // The monitor's memory of the regular reports, for the checkpoint, and its restoration on
+  // resume.
+  MonitorState<Params> monitor_state() const {
+    return irregular_final_ ? before_final_ : monitor_.state();
+  }
+  void restore_monitor(const MonitorState<Params>& s) { monitor_.restore(s); }
+
   const std::vector<double>& u() const { return u_; }
   // The interior row's residual a·Δₛu + b·∇u + c·u − f on the grid (Δu − f for Poisson).
   const std::vector<double>& residual() const { return residual_; }
@@ -139,6 +151,8 @@ class Supervisor {
   ValidationFigures last_validation_;
   std::string last_unsound_;
   long last_cycle_ = -1;
+  bool irregular_final_ = false;
+  MonitorState<Params> before_final_;
   ErrorNorms errors_;
 };
 

@@ -86,6 +86,33 @@ double RunMonitor<Params>::data_loss() const {
 }
 
 template <class Params>
+MonitorState<Params> RunMonitor<Params>::state() const {
+  MonitorState<Params> s;
+  s.best = best_;
+  s.best_cycle = verdict_.best_cycle;
+  s.best_figures = verdict_.best;
+  s.plateau_loss = plateau_loss_;
+  s.improved_cycle = improved_cycle_;
+  s.slow_loss = slow_loss_;
+  s.slow_cycle = slow_cycle_;
+  s.slow = slow_;
+  return s;
+}
+
+template <class Params>
+void RunMonitor<Params>::restore(const MonitorState<Params>& s) {
+  best_ = s.best;
+  verdict_ = MonitorVerdict{};
+  verdict_.best_cycle = s.best_cycle;
+  verdict_.best = s.best_figures;
+  plateau_loss_ = s.plateau_loss;
+  improved_cycle_ = s.improved_cycle;
+  slow_loss_ = s.slow_loss;
+  slow_cycle_ = s.slow_cycle;
+  slow_ = s.slow;
+}
+
+template <class Params>
 std::string RunMonitor<Params>::observe(long cycle, const LossParts& train,
                                         const ValidationFigures& v,
                                         const std::vector<double>& grid_u,

@@ -68,6 +68,21 @@ struct MonitorVerdict {
   std::string stop_reason;        // tolerance | plateau, when the monitor stopped the run
 };
 
+// What a RunMonitor has learnt from the reports so far: the best sound state and its figures, and
+// the plateau and slow rules' counters. A checkpoint keeps it, so that a resumed run judges its
+// reports as the run that was never stopped does.
+template <class Params>
+struct MonitorState {
+  Params best{};
+  long best_cycle = -1;  // -1: no sound state yet
+  ValidationFigures best_figures;
+  double plateau_loss = std::numeric_limits<double>::infinity();
+  long improved_cycle = -1;
+  double slow_loss = std::numeric_limits<double>::infinity();
+  long slow_cycle = -1;
+  bool slow = false;
+};
+
 // Watches the reports of one run: keeps the best sound state by validation loss, stops the run
 // when the validation loss reaches training.tolerance or has not improved by 1 % for
 // training.patience cycles (judged at reports), says when it has not improved by 10 % for as
@@ -114,6 +129,11 @@ class RunMonitor {
   double data_loss() const;
   // True once a stopping rule of the monitor holds (the caller stops the run).
   bool should_stop() const { return !verdict_.stop_reason.empty(); }
+
+  // What the monitor has learnt, and its restoration (a resumed run). A stop is not restored:
+  // the next report decides it again, under the resumed run's tolerance.
+  MonitorState<Params> state() const;
+  void restore(const MonitorState<Params>& s);
 
   bool has_best() const { return verdict_.best_cycle >= 0; }
   const Params& best() const { return best_; }

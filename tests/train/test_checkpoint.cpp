@@ -31,10 +31,13 @@ TEST(Checkpoint, LmResumesToTheUninterruptedResult) {
 
 // The hybrid damping update's switch to Nielsen's rule is part of the state: stopped after the
 // switch (at iteration 53 with 36 neurons, measured), the resumed run goes on with Nielsen's rule
-// as the uninterrupted one does (with Marquardt's it would take different steps).
+// as the uninterrupted one does (with Marquardt's it would take different steps). The width is
+// fixed: the width search's fit of cycle 0 can stay the best state of both runs (on some builds),
+// and then the stopped run writes the finished one's model.
 TEST(Checkpoint, HybridDampingResumesAfterItsSwitch) {
   const std::vector<std::string> extra = {"model.neurons=36", "training.max_cycles=70",
-                                          "training.lm.update=hybrid", "training.restarts=0"};
+                                          "training.lm.update=hybrid", "training.restarts=0",
+                                          "model.init.width=1.5"};
   check_resume_matches("poisson2d", "hybrid", extra, 60);
   const std::string summary = read_text(std::string(RBFPDE_TEST_TMP) +
                                         "/checkpoint_hybrid_full/summary.json");
@@ -42,6 +45,80 @@ TEST(Checkpoint, HybridDampingResumesAfterItsSwitch) {
   std::printf("switched to Nielsen's rule at iteration %ld\n", since);
   EXPECT_GT(since, 0);
   EXPECT_LT(since, 60);
+}
+
+// The validation monitor's memory is part of the checkpoint: the seed problem's width-search fit
+// (cycle 0, 5e-8) stays the best state for the few LM iterations that follow it, so the run
+// stopped after cycle 5 (between reports) and resumed writes that fit, as the run never stopped
+// does, and not the best of the reports after the resume.
+TEST(Checkpoint, ResumeKeepsTheBestStateOfTheReportsBeforeTheStop) {
+  const std::vector<std::string> extra = {"training.max_cycles=8", "training.restarts=0",
+                                          "output.report_every=2"};
+  const RunFiles full = run("poisson2d", "monitor_full", extra);
+  ASSERT_EQ(full.result.best_cycle, 0) << "the width search's fit is expected to stay the best";
+  const RunFiles part = run("poisson2d", "monitor_part", extra, 4);
+  ASSERT_EQ(part.result.outcome.stop_reason, "interrupted");
+  EXPECT_EQ(part.result.outcome.cycles, 5);
+  // The monitor's state in the checkpoint is that of the regular reports (cycles 0, 2 and 4),
+  // not of the stopped run's final report at cycle 5, where the validation loss has fallen by more
+  // than 1 % (measured).
+  const Config config =
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d.yaml", extra);
+  const auto ck = read_checkpoint<TrainerState<double>>(part.dir + "/checkpoint/state.bin", config);
+  EXPECT_EQ(ck.monitor.best_cycle, 0);
+  EXPECT_EQ(ck.monitor.improved_cycle, 4);
+  const RunFiles resumed = run("poisson2d", "monitor_part", extra, -1, true);
+  EXPECT_EQ(resumed.result.outcome.cycles, full.result.outcome.cycles);
+  EXPECT_EQ(resumed.result.best_cycle, 0);
+  EXPECT_TRUE(read_text(full.dir + "/model.yaml") == read_text(part.dir + "/model.yaml"));
+  EXPECT_EQ(history_without_times(full.dir + "/history.csv"),
+            history_without_times(part.dir + "/history.csv"));
+  EXPECT_EQ(full.result.errors.rel_l2, resumed.result.errors.rel_l2);
+  EXPECT_EQ(full.result.validation.loss, resumed.result.validation.loss);
+}
+
+// The monitor's state is read back field for field, for the MLP's flat parameters too; a state
+// with no best yet stores no parameters.
+TEST(Checkpoint, MonitorStateIsReadBack) {
+  const Config config =
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d.yaml", {"model.type=mlp"});
+  const std::filesystem::path path =
+      std::filesystem::path(RBFPDE_TEST_TMP) / "checkpoint_monitor_state" / "state.bin";
+  using State = MlpTrainerState<float>;
+  Checkpoint<State> ck = new_checkpoint<State>(config);
+  MonitorState<std::vector<float>>& m = ck.monitor;
+  m.best = {1.5f, -2.25f, 3e-8f};
+  m.best_cycle = 17;
+  m.best_figures.rms_interior = 1e-3;
+  m.best_figures.rms_boundary = 2e-5;
+  m.best_figures.loss = 5e-7;
+  m.best_figures.max_abs_u = 0.05;
+  m.plateau_loss = 6e-7;
+  m.improved_cycle = 12;
+  m.slow_loss = 8e-7;
+  m.slow_cycle = 9;
+  m.slow = true;
+  write_checkpoint(path, ck);
+  const MonitorState<std::vector<float>> r = read_checkpoint<State>(path, config).monitor;
+  EXPECT_EQ(r.best, m.best);
+  EXPECT_EQ(r.best_cycle, 17);
+  EXPECT_EQ(r.best_figures.rms_interior, 1e-3);
+  EXPECT_EQ(r.best_figures.rms_boundary, 2e-5);
+  EXPECT_EQ(r.best_figures.loss, 5e-7);
+  EXPECT_EQ(r.best_figures.max_abs_u, 0.05);
+  EXPECT_TRUE(r.best_figures.finite);
+  EXPECT_EQ(r.plateau_loss, 6e-7);
+  EXPECT_EQ(r.improved_cycle, 12);
+  EXPECT_EQ(r.slow_loss, 8e-7);
+  EXPECT_EQ(r.slow_cycle, 9);
+  EXPECT_TRUE(r.slow);
+  ck.monitor = MonitorState<std::vector<float>>{};
+  write_checkpoint(path, ck);
+  const MonitorState<std::vector<float>> none = read_checkpoint<State>(path, config).monitor;
+  EXPECT_EQ(none.best_cycle, -1);
+  EXPECT_TRUE(none.best.empty());
+  EXPECT_TRUE(std::isinf(none.plateau_loss));
+  EXPECT_FALSE(none.slow);
 }
 
 TEST(Checkpoint, FloatResumesToo) {
