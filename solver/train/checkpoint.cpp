@@ -180,6 +180,34 @@ void get_batch(Reader& r, CollocationBatch& b, char format) {
   b.beta = r.get_vector<double>();
 }
 
+// A model's parameters (a trainer's and the monitor's best): an MLP's flat vector, an RBF
+// network's fields.
+template <class T>
+void put_params(Writer& w, const std::vector<T>& p) {
+  w.put_vector(p);
+}
+
+template <class T>
+void put_params(Writer& w, const RbfParameters<T>& p) {
+  w.put<std::int32_t>(p.dim);
+  w.put_vector(p.weights);
+  w.put_vector(p.centres);
+  w.put_vector(p.widths);
+}
+
+template <class T>
+void get_params(Reader& r, std::vector<T>& p) {
+  p = r.get_vector<T>();
+}
+
+template <class T>
+void get_params(Reader& r, RbfParameters<T>& p) {
+  p.dim = r.get<std::int32_t>();
+  p.weights = r.get_vector<T>();
+  p.centres = r.get_vector<T>();
+  p.widths = r.get_vector<T>();
+}
+
 template <class T>
 void put_state(Writer& w, const TrainerState<T>& s) {
   w.put<std::int64_t>(s.cycle);
@@ -190,10 +218,7 @@ void put_state(Writer& w, const TrainerState<T>& s) {
   w.put<std::uint64_t>(s.batches);
   put_rng(w, s.rng);
   put_batch(w, s.batch);
-  w.put<std::int32_t>(s.params.dim);
-  w.put_vector(s.params.weights);
-  w.put_vector(s.params.centres);
-  w.put_vector(s.params.widths);
+  put_params(w, s.params);
   w.put<std::int32_t>(s.restarts);
   w.put<std::int32_t>(s.damping.alternations);
   w.put<std::int64_t>(s.damping.nielsen_since);
@@ -209,10 +234,7 @@ void get_state(Reader& r, TrainerState<T>& s, char format) {
   s.batches = r.get<std::uint64_t>();
   get_rng(r, s.rng);
   get_batch(r, s.batch, format);
-  s.params.dim = r.get<std::int32_t>();
-  s.params.weights = r.get_vector<T>();
-  s.params.centres = r.get_vector<T>();
-  s.params.widths = r.get_vector<T>();
+  get_params(r, s.params);
   s.restarts = format >= '3' ? r.get<std::int32_t>() : 0;
   if (format >= '5') {
     s.damping.alternations = r.get<std::int32_t>();
@@ -241,7 +263,7 @@ void put_state(Writer& w, const MlpTrainerState<T>& s) {
   w.put<double>(s.seconds);
   put_rng(w, s.rng);
   put_batch(w, s.batch);
-  w.put_vector(s.params);
+  put_params(w, s.params);
   w.put_vector(s.adam_m);
   w.put_vector(s.adam_v);
   w.put_vector(s.last_good);
@@ -266,7 +288,7 @@ void get_state(Reader& r, MlpTrainerState<T>& s, char format) {
   s.seconds = r.get<double>();
   get_rng(r, s.rng);
   get_batch(r, s.batch, format);
-  s.params = r.get_vector<T>();
+  get_params(r, s.params);
   s.adam_m = r.get_vector<T>();
   s.adam_v = r.get_vector<T>();
   s.last_good = r.get_vector<T>();
@@ -286,34 +308,6 @@ void get_state(Reader& r, MlpTrainerState<T>& s, char format) {
   if (s.adam_m.size() != n || s.adam_v.size() != n || s.last_good.size() != n ||
       l.s.size() != l.y.size() || l.s.size() != l.rho.size())
     r.torn();
-}
-
-// The parameters of the best state the monitor keeps: an MLP's flat vector, an RBF network's
-// fields.
-template <class T>
-void put_params(Writer& w, const std::vector<T>& p) {
-  w.put_vector(p);
-}
-
-template <class T>
-void put_params(Writer& w, const RbfParameters<T>& p) {
-  w.put<std::int32_t>(p.dim);
-  w.put_vector(p.weights);
-  w.put_vector(p.centres);
-  w.put_vector(p.widths);
-}
-
-template <class T>
-void get_params(Reader& r, std::vector<T>& p) {
-  p = r.get_vector<T>();
-}
-
-template <class T>
-void get_params(Reader& r, RbfParameters<T>& p) {
-  p.dim = r.get<std::int32_t>();
-  p.weights = r.get_vector<T>();
-  p.centres = r.get_vector<T>();
-  p.widths = r.get_vector<T>();
 }
 
 void put_figures(Writer& w, const ValidationFigures& v) {
