@@ -105,12 +105,12 @@ int run_solve(const CommonArgs& args, bool quiet, bool resume,
   if (!printer) return r.outcome.diverged || !r.unsound.empty() ? 3 : r.exit_code;
   if (r.outcome.diverged) {
     std::cerr << "error: training diverged: " << r.outcome.divergence << "; outputs in "
-              << r.directory << "/ hold the best sound parameters\n";
+              << r.directory << "/ hold " << rbfpde::outputs_held(r) << "\n";
     return 3;
   }
   if (!r.unsound.empty()) {
     std::cerr << "error: the result is unsound: " << r.unsound << "; outputs in " << r.directory
-              << "/ hold the best sound parameters\n";
+              << "/ hold " << rbfpde::outputs_held(r) << "\n";
     return 3;
   }
   if (r.outcome.stop_reason == "interrupted") {

@@ -79,6 +79,11 @@ namespace {
 
 }  // namespace
 
+std::string outputs_held(const SolveResult& result) {
+  return result.best_cycle >= 0 ? "the best parameters found sound"
+                                : "the final parameters: no report found a sound state";
+}
+
 void check_output_directory(const Config& config) {
   // The nearest part of the path that exists (the working directory for a relative path).
   std::error_code ec;
@@ -311,8 +316,8 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
   if (!result.unsound.empty()) {
     summary.set("unsound", result.unsound);
     if (!o.diverged)
-      summary.set("note", "the result failed a soundness check; the outputs hold the best "
-                          "parameters found sound");
+      summary.set("note",
+                  "the result failed a soundness check; the outputs hold " + outputs_held(result));
   }
   if (o.initial_width > 0) summary.set("initial_width", o.initial_width);
   summary.set("best_cycle", static_cast<long long>(result.best_cycle));

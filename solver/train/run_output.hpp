@@ -53,6 +53,10 @@ struct SolveResult {
   std::vector<std::string> devices;  // each rank's device, in rank order
 };
 
+// What the outputs of a diverged or unsound result hold: "the best parameters found sound", or
+// the final parameters when no report's state was sound (best_cycle −1).
+std::string outputs_held(const SolveResult& result);
+
 // Before a run starts: output.directory must be creatable, or writable when it exists. A path
 // component that is a file, or no write permission on the nearest existing directory, is the
 // config's error (InputError on output.directory). Creates nothing.

@@ -240,6 +240,7 @@ TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   EXPECT_NE(summary.find("\"sound\": false"), std::string::npos) << summary;
   EXPECT_NE(summary.find("\"unsound\": \"" + r.result.unsound + "\""), std::string::npos);
   EXPECT_NE(summary.find("\"best_cycle\": " + std::to_string(best) + ","), std::string::npos);
+  EXPECT_NE(summary.find("the outputs hold the best parameters found sound"), std::string::npos);
   // The state written is that of the best cycle: the same model as a run that stopped there. That
   // run's final state is sound, and the trainer names its learning rate instead.
   const RunFiles at_best = run("poisson2d_seed", "absurd_best",
@@ -274,6 +275,14 @@ TEST(Divergence, OverflowingLossStopsWithOutputs) {
         << r.result.unsound;
     EXPECT_NE(summary.find("\"sound\": false"), std::string::npos);
   }
+  // No report's state was sound, so the outputs hold the final parameters, and the note says so
+  // instead of naming a best sound state.
+  EXPECT_EQ(r.result.best_cycle, -1);
+  EXPECT_EQ(outputs_held(r.result), "the final parameters: no report found a sound state");
+  EXPECT_NE(summary.find("\"best_cycle\": -1,"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("the outputs hold the final parameters: no report found a sound state"),
+            std::string::npos)
+      << summary;
   std::vector<std::string> files = {"model.yaml", "summary.json", "history.csv"};
   if (vtk_available()) files.push_back("solution.vtu");
   for (const auto& f : files) EXPECT_TRUE(std::filesystem::exists(r.dir + "/" + f)) << f;
