@@ -204,8 +204,7 @@ fi
 # CudaVarproLookahead (the kernels of CudaVarproParity many times over: over 200 s under it) and
 # CudaVarproPreconditioned.FactorFromTrialGivesQrsSystem (over 300 s under it: the trial factor's
 # cuBLAS GEMMs and TRMM, cuSOLVER potrs; our kernels on that path are those of CudaVarproParity);
-# memcheck runs
-# both.
+# memcheck runs both.
 SAN_FILTER="${SAN_FILTER:-CudaBackendParity.*Double:CudaVarproParity.*:CudaVarproLookahead.*:CudaVarproPreconditioned.*:CudaBackendBehaviour.NanWidth*:CudaBackendBehaviour.SameInputs*Float:CudaFusedCycle.*Double:CudaDeviceSampler.Same*:CudaMlp*:CudaGeneralParity.*:CudaGeneralRows.*:CudaGeneralSampler.*:-*SeedProblem*}"
 if want memcheck; then
   step memcheck timeout "${SAN_TIMEOUT:-240}" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
