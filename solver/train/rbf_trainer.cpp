@@ -354,7 +354,6 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
   const double kMinDamping = min_damping<T>();
   const auto start = Clock::now();
   const double seconds_before = state_.seconds;
-  const int report_every = std::max(1, config_.output.report_every);
   RbfParameters<T> last_good = state_.params;
   LossParts loss = backend_.residuals();
 
@@ -430,9 +429,7 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
       break;
     }
 
-    const int snapshot_every = config_.output.snapshot_every;
-    const bool report_due = state_.cycle % report_every == 0 ||
-                            (snapshot_every > 0 && state_.cycle % snapshot_every == 0);
+    const bool report_due = regular_report(config_.output, state_.cycle);
     if (report_due) {
       // Reports are where the host sees the parameters: check them and keep them as the last
       // sound state.

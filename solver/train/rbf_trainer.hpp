@@ -79,6 +79,13 @@ class RbfTrainer {
 
   void set_restart_hooks(RestartHooks hooks) { hooks_ = std::move(hooks); }
 
+  // The regular reports: every output.report_every cycles, and every output.snapshot_every cycles
+  // when that is set. A run stopped between them makes one more, final report at its last cycle.
+  static bool regular_report(const OutputConfig& output, long cycle) {
+    return cycle % std::max(1, output.report_every) == 0 ||
+           (output.snapshot_every > 0 && cycle % output.snapshot_every == 0);
+  }
+
   // The state after the last completed cycle (what a checkpoint stores).
   TrainerState<T> state() const;
   // The last collocation batch (for collocation.vtp).

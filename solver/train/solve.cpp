@@ -127,6 +127,8 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
   };
   RbfTrainer<T> trainer(config, problem, *backend, comm);
   trainer.set_restart_hooks(supervisor.restart_hooks());
+  supervisor.set_regular_reports(
+      [&config](long cycle) { return RbfTrainer<T>::regular_report(config.output, cycle); });
   const ReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
                                  RbfBackend<T>&, bool final) {
     return supervisor.report(cycle, seconds, loss, model, final);

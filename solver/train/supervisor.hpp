@@ -57,6 +57,13 @@ class Supervisor {
   // The fixed validation set (drawn once, in the constructor).
   const ValidationSet& validation() const { return validation_; }
 
+  // The cycles at which the trainer reports whatever the run's stopping point (by default every
+  // output.report_every cycles). A final report at any other cycle is irregular: an
+  // uninterrupted run does not make it, so the checkpoint's monitor state leaves it out.
+  void set_regular_reports(std::function<bool(long cycle)> regular) {
+    regular_ = std::move(regular);
+  }
+
   // One report (the trainers' report callback); false stops the run (a monitor rule holds).
   bool report(long cycle, double seconds, const LossParts& loss, const Model& model, bool final) {
     evaluate_grid(model);
@@ -66,7 +73,7 @@ class Supervisor {
         model.unsound ? model.unsound(params, last_validation_.max_abs_u) : "";
     // A final report between regular ones is not in the checkpoint's history, and the monitor's
     // state that the checkpoint keeps is the one before it.
-    irregular_final_ = final && cycle % std::max(1, config_.output.report_every) != 0;
+    irregular_final_ = final && !regular_(cycle);
     if (irregular_final_) before_final_ = monitor_.state();
     last_unsound_ = monitor_.observe(cycle, loss, last_validation_, u_, model_why, params);
     last_cycle_ = cycle;
@@ -151,6 +158,8 @@ class Supervisor {
   ValidationFigures last_validation_;
   std::string last_unsound_;
   long last_cycle_ = -1;
+  std::function<bool(long)> regular_ =
+      [every = std::max(1, config_.output.report_every)](long cycle) { return cycle % every == 0; };
   bool irregular_final_ = false;
   MonitorState<Params> before_final_;
   ErrorNorms errors_;

@@ -77,6 +77,24 @@ TEST(Checkpoint, ResumeKeepsTheBestStateOfTheReportsBeforeTheStop) {
   EXPECT_EQ(full.result.validation.loss, resumed.result.validation.loss);
 }
 
+// The RBF trainer also reports every output.snapshot_every cycles: a run stopped at such a cycle
+// keeps that report in the checkpoint's monitor state, as the uninterrupted run observes it.
+TEST(Checkpoint, AStopAtASnapshotCycleKeepsItsReport) {
+  const std::vector<std::string> extra = {"training.max_cycles=8", "training.restarts=0",
+                                          "output.report_every=2", "output.snapshot_every=5"};
+  const RunFiles part = run("poisson2d", "monitor_snap", extra, 4);
+  ASSERT_EQ(part.result.outcome.stop_reason, "interrupted");
+  EXPECT_EQ(part.result.outcome.cycles, 5);
+  // Cycle 5's validation loss is more than 1 % below cycle 4's (as in the test above).
+  const Config config =
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d.yaml", extra);
+  const auto ck = read_checkpoint<TrainerState<double>>(part.dir + "/checkpoint/state.bin", config);
+  EXPECT_EQ(ck.monitor.improved_cycle, 5);
+  // Its history row is not kept: history rows come every output.report_every cycles.
+  ASSERT_FALSE(ck.history.empty());
+  EXPECT_EQ(ck.history.back().cycle, 4);
+}
+
 // The monitor's state is read back field for field, for the MLP's flat parameters too; a state
 // with no best yet stores no parameters.
 TEST(Checkpoint, MonitorStateIsReadBack) {
