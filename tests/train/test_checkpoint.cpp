@@ -51,6 +51,14 @@ TEST(Checkpoint, HybridDampingResumesAfterItsSwitch) {
 // (cycle 0, 5e-8) stays the best state for the few LM iterations that follow it, so the run
 // stopped after cycle 5 (between reports) and resumed writes that fit, as the run never stopped
 // does, and not the best of the reports after the resume.
+// The checkpoint of a poisson2d run made with the settings `extra`.
+Checkpoint<TrainerState<double>> poisson2d_checkpoint(const RunFiles& r,
+                                                      const std::vector<std::string>& extra) {
+  const Config config =
+      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d.yaml", extra);
+  return read_checkpoint<TrainerState<double>>(r.dir + "/checkpoint/state.bin", config);
+}
+
 TEST(Checkpoint, ResumeKeepsTheBestStateOfTheReportsBeforeTheStop) {
   const std::vector<std::string> extra = {"training.max_cycles=8", "training.restarts=0",
                                           "output.report_every=2"};
@@ -62,9 +70,7 @@ TEST(Checkpoint, ResumeKeepsTheBestStateOfTheReportsBeforeTheStop) {
   // The monitor's state in the checkpoint is that of the regular reports (cycles 0, 2 and 4),
   // not of the stopped run's final report at cycle 5, where the validation loss has fallen by more
   // than 1 % (measured).
-  const Config config =
-      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d.yaml", extra);
-  const auto ck = read_checkpoint<TrainerState<double>>(part.dir + "/checkpoint/state.bin", config);
+  const auto ck = poisson2d_checkpoint(part, extra);
   EXPECT_EQ(ck.monitor.best_cycle, 0);
   EXPECT_EQ(ck.monitor.improved_cycle, 4);
   const RunFiles resumed = run("poisson2d", "monitor_part", extra, -1, true);
@@ -86,9 +92,7 @@ TEST(Checkpoint, AStopAtASnapshotCycleKeepsItsReport) {
   ASSERT_EQ(part.result.outcome.stop_reason, "interrupted");
   EXPECT_EQ(part.result.outcome.cycles, 5);
   // Cycle 5's validation loss is more than 1 % below cycle 4's (as in the test above).
-  const Config config =
-      load_config(std::string(RBFPDE_SOURCE_DIR) + "/configs/poisson2d.yaml", extra);
-  const auto ck = read_checkpoint<TrainerState<double>>(part.dir + "/checkpoint/state.bin", config);
+  const auto ck = poisson2d_checkpoint(part, extra);
   EXPECT_EQ(ck.monitor.improved_cycle, 5);
   // Its history row is not kept: history rows come every output.report_every cycles.
   ASSERT_FALSE(ck.history.empty());
