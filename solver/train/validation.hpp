@@ -155,11 +155,11 @@ class RunMonitor {
 // The residual-based estimate of the relative L2 error (docs/mathematics.md): the error
 // e = u_h − u solves Le = Lu_h − f in Ω, Be = Bu_h − p on ∂Ω (L, B the problem's interior and
 // boundary rows; Δe = Δu_h − f, e = u_h − p for Poisson/Dirichlet); it is solved by least
-// squares in an auxiliary basis of Gaussians on a lattice finer than the network
-// (solve_weights_qr of an RBF backend `backend` — "cpu" or "cuda" — in double; always the CPU
-// one for rows other than Poisson/Dirichlet), at the validation points, and evaluated on
-// the evaluation grid's points inside the domain: RMS(e_h) / RMS(u_h) there. `grid_u` is u_h on
-// those points. NaN when the problem is degenerate (u_h ≡ 0).
+// squares in an auxiliary basis of Gaussians, 4 lattice spacings wide, on a lattice finer than
+// the network (solve_weights_qr of an RBF backend `backend` — "cpu" or "cuda" — in double;
+// always the CPU one for rows other than Poisson/Dirichlet), at the validation points, and
+// evaluated on the evaluation grid's points inside the domain: RMS(e_h) / RMS(u_h) there.
+// `grid_u` is u_h on those points. NaN when the problem is degenerate (u_h ≡ 0).
 double estimate_relative_error(const std::string& backend, const Config& config,
                                const Problem& problem, const ValidationSet& validation,
                                const std::vector<double>& grid_points,
