@@ -47,10 +47,6 @@ TEST(Checkpoint, HybridDampingResumesAfterItsSwitch) {
   EXPECT_LT(since, 60);
 }
 
-// The validation monitor's memory is part of the checkpoint: the seed problem's width-search fit
-// (cycle 0, 5e-8) stays the best state for the few LM iterations that follow it, so the run
-// stopped after cycle 5 (between reports) and resumed writes that fit, as the run never stopped
-// does, and not the best of the reports after the resume.
 // The checkpoint of a poisson2d run made with the settings `extra`.
 Checkpoint<TrainerState<double>> poisson2d_checkpoint(const RunFiles& r,
                                                       const std::vector<std::string>& extra) {
@@ -59,6 +55,10 @@ Checkpoint<TrainerState<double>> poisson2d_checkpoint(const RunFiles& r,
   return read_checkpoint<TrainerState<double>>(r.dir + "/checkpoint/state.bin", config);
 }
 
+// The validation monitor's memory is part of the checkpoint: the seed problem's width-search fit
+// (cycle 0, 5e-8) stays the best state for the few LM iterations that follow it, so the run
+// stopped after cycle 5 (between reports) and resumed writes that fit, as the run never stopped
+// does, and not the best of the reports after the resume.
 TEST(Checkpoint, ResumeKeepsTheBestStateOfTheReportsBeforeTheStop) {
   const std::vector<std::string> extra = {"training.max_cycles=8", "training.restarts=0",
                                           "output.report_every=2"};
