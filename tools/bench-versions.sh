@@ -12,7 +12,7 @@
 # time (default 4) with nproc/JOBS compile jobs each, then runs each binary with BENCH_ARGS
 # (default quick) in turn, version after version, ROUNDS times (default 2), into
 # $OUT/versions.log (build logs: $OUT/versions_build_<REV>.log). The working tree is the version
-# named "tree". The machine has no muParser: the carried .deb files in .mu/ are unpacked into
+# named "tree" (TREE=0 leaves it out). The machine has no muParser: the carried .deb files in .mu/ are unpacked into
 # /opt/mu, as tools/gpu-check.sh does.
 set -uo pipefail
 mode=${1:-}
@@ -56,7 +56,7 @@ for archive in .versions/*.tar.gz; do
   tar -xzf "$archive" -C "/tmp/versions/$v/src"
   versions+=("$v")
 done
-versions+=(tree)
+[ "${TREE:-1}" = 0 ] || versions+=(tree)
 
 build() {  # build VERSION SOURCE_DIR
   if cmake -S "$2" -B "/tmp/versions/$1/build" "${opts[@]}" >"$OUT/versions_build_$1.log" 2>&1 &&
