@@ -12,8 +12,8 @@
 # time (default 4) with nproc/JOBS compile jobs each, then runs each binary with BENCH_ARGS
 # (default quick) in turn, version after version, ROUNDS times (default 2), into
 # $OUT/versions.log (build logs: $OUT/versions_build_<REV>.log). The working tree is the version
-# named "tree" (TREE=0 leaves it out). The machine has no muParser: the carried .deb files in .mu/ are unpacked into
-# /opt/mu, as tools/gpu-check.sh does.
+# named "tree" (TREE=0 leaves it out). muParser comes from the carried .mu/
+# (tools/muparser-prefix.sh).
 set -uo pipefail
 mode=${1:-}
 shift || true
@@ -39,11 +39,7 @@ BENCH="${BENCH:-bench_gpu_mlp}"
 BENCH_ARGS="${BENCH_ARGS-quick}"
 JOBS="${JOBS:-4}"
 mkdir -p "$OUT"
-if [ -d .mu ]; then
-  mkdir -p /opt/mu
-  for f in .mu/*.deb; do dpkg -x "$f" /opt/mu; done
-fi
-export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+source "$(dirname "$0")/muparser-prefix.sh"
 opts=(-DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr -DCMAKE_CUDA_ARCHITECTURES=90
       -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release)
 per_build=$(( $(nproc) / JOBS )); [ "$per_build" -ge 1 ] || per_build=1

@@ -51,10 +51,7 @@ step() {  # step NAME COMMAND...: runs, tees into $OUT/NAME.log, remembers a fai
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.log"
-if [ -d .mu ]; then
-  mkdir -p /opt/mu
-  for f in .mu/*.deb; do dpkg -x "$f" /opt/mu; done
-fi
+source "$(dirname "$0")/muparser-prefix.sh"
 
 [ "${SKIP_BUILD:-0}" = 1 ] || step configure cmake -S . -B build-gpu -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
@@ -81,7 +78,6 @@ if { want baseline || want basebuild; } && [ -f .base/src.tar.gz ] &&
   base_pid=$!
 fi
 [ "${SKIP_BUILD:-0}" = 1 ] || step build_gpu cmake --build build-gpu -j"$(nproc)" --target $targets
-export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 gpu_opts=""
 if [ -n "${SWEEP_GPUS:-}" ]; then
   gpu_opts="--gpus $SWEEP_GPUS --jobs $(tr ',' '\n' <<<"$SWEEP_GPUS" | wc -l)"

@@ -53,11 +53,8 @@ step() {
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.log"
-if [ -d .mu ]; then
-  mkdir -p /opt/mu
-  for f in .mu/*.deb; do dpkg -x "$f" /opt/mu; done
-fi
-export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+source "$(dirname "$0")/muparser-prefix.sh"
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
 
 TEST=build-gpu-mlp/tests/test_gpu
 BENCH=build-gpu-mlp/bench/bench_gpu_mlp

@@ -7,11 +7,8 @@ OUT="${OUT:-$PWD/gpu-mlp-profile-logs}"
 KERNELS="${KERNELS:-tiled point}"
 PRECISIONS="${PRECISIONS:-float double}"
 mkdir -p "$OUT"
-if [ -d .mu ]; then
-  mkdir -p /opt/mu
-  for f in .mu/*.deb; do dpkg -x "$f" /opt/mu; done
-fi
-export LD_LIBRARY_PATH="/opt/mu/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+source "$(dirname "$0")/muparser-prefix.sh"
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
 if [ ! -x build-gpu-mlp/bench/bench_gpu_mlp ]; then
   cmake -S . -B build-gpu-mlp -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1
