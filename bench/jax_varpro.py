@@ -85,6 +85,12 @@ def make_problem(xi, xb):
         B = J - Q @ (Q.T @ J)
         return B.T @ B, B.T @ r, (J ** 2).sum(0), 0.5 * r @ r
 
+    def fit(ca):  # the least-squares weights at (centres, widths) and their loss
+        F = features(ca)
+        w, _ = lstsq(F)
+        r = F @ w - y
+        return w, 0.5 * r @ r
+
     @jax.jit
     def try_step(ca, H, g, d, mu, min_width):
         floor = 1e-12 * jnp.max(d)
@@ -93,19 +99,9 @@ def make_problem(xi, xb):
         m = ca.shape[0] // 3
         new = ca + delta
         new = new.at[2 * m:].set(jnp.maximum(new[2 * m:], min_width))
-        F = features(new)
-        w, _ = lstsq(F)
-        r = F @ w - y
-        return new, w, 0.5 * r @ r
+        return (new, *fit(new))
 
-    @jax.jit
-    def fit(ca):
-        F = features(ca)
-        w, _ = lstsq(F)
-        r = F @ w - y
-        return w, 0.5 * r @ r
-
-    return prepare, try_step, fit
+    return prepare, try_step, jax.jit(fit)
 
 
 def width_search(fit, ca):

@@ -12,8 +12,8 @@
 # time (default 4) with nproc/JOBS compile jobs each, then runs each binary with BENCH_ARGS
 # (default quick) in turn, version after version, ROUNDS times (default 2), into
 # $OUT/versions.log (build logs: $OUT/versions_build_<REV>.log). The working tree is the version
-# named "tree" (TREE=0 leaves it out). muParser comes from the carried .mu/
-# (tools/muparser-prefix.sh).
+# named "tree" (TREE=0 leaves it out). The build options and muParser (from the
+# carried .mu/) are tools/gpu-machine.sh's.
 set -uo pipefail
 mode=${1:-}
 shift || true
@@ -39,9 +39,7 @@ BENCH="${BENCH:-bench_gpu_mlp}"
 BENCH_ARGS="${BENCH_ARGS-quick}"
 JOBS="${JOBS:-4}"
 mkdir -p "$OUT"
-source "$(dirname "$0")/muparser-prefix.sh"
-opts=(-DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr -DCMAKE_CUDA_ARCHITECTURES=90
-      -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release)
+source "$(dirname "$0")/gpu-machine.sh"
 per_build=$(( $(nproc) / JOBS )); [ "$per_build" -ge 1 ] || per_build=1
 
 versions=()
@@ -55,7 +53,7 @@ done
 [ "${TREE:-1}" = 0 ] || versions+=(tree)
 
 build() {  # build VERSION SOURCE_DIR
-  if cmake -S "$2" -B "/tmp/versions/$1/build" "${opts[@]}" >"$OUT/versions_build_$1.log" 2>&1 &&
+  if cmake -S "$2" -B "/tmp/versions/$1/build" "${gpu_cmake_opts[@]}" >"$OUT/versions_build_$1.log" 2>&1 &&
      cmake --build "/tmp/versions/$1/build" -j"$per_build" --target "$BENCH" \
        >>"$OUT/versions_build_$1.log" 2>&1; then
     echo "=== built $1"

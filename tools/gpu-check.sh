@@ -51,10 +51,9 @@ step() {  # step NAME COMMAND...: runs, tees into $OUT/NAME.log, remembers a fai
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.log"
-source "$(dirname "$0")/muparser-prefix.sh"
+source "$(dirname "$0")/gpu-machine.sh"
 
-[ "${SKIP_BUILD:-0}" = 1 ] || step configure cmake -S . -B build-gpu -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
+[ "${SKIP_BUILD:-0}" = 1 ] || step configure cmake -S . -B build-gpu "${gpu_cmake_opts[@]}"
 # Only what the steps below run: the whole tree is built and tested on the CPU machines.
 targets="rbfpde"
 if want tests || want memcheck || want racecheck; then targets="$targets test_gpu"; fi
@@ -71,9 +70,8 @@ if { want baseline || want basebuild; } && [ -f .base/src.tar.gz ] &&
   # The earlier version's benchmarks, built beside this one (in the background, while this
   # build runs; its log is baseline_build.log).
   rm -rf /tmp/base && mkdir -p /tmp/base && tar -xzf .base/src.tar.gz -C /tmp/base
-  (cmake -S /tmp/base -B /tmp/base/build -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
-     -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DRBFPDE_BUILD_TESTS=OFF \
-     -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/base/build -j"$(nproc)" --target bench_gpu_mlp \
+  (cmake -S /tmp/base -B /tmp/base/build "${gpu_cmake_opts[@]}" -DRBFPDE_BUILD_TESTS=OFF &&
+     cmake --build /tmp/base/build -j"$(nproc)" --target bench_gpu_mlp \
      bench_gpu_cycle) >"$OUT/baseline_build.log" 2>&1 &
   base_pid=$!
 fi

@@ -53,7 +53,7 @@ step() {
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.log"
-source "$(dirname "$0")/muparser-prefix.sh"
+source "$(dirname "$0")/gpu-machine.sh"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
 
 TEST=build-gpu-mlp/tests/test_gpu
@@ -77,8 +77,7 @@ if [ -x .mlpbin/test_gpu ] && [ -x .mlpbin/bench_gpu_mlp ] && [ -x .mlpbin/rbfpd
   fi
 fi
 if ((!prebuilt)); then
-  step configure cmake -S . -B build-gpu-mlp -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
+  step configure cmake -S . -B build-gpu-mlp "${gpu_cmake_opts[@]}"
   step build cmake --build build-gpu-mlp -j16 --target test_gpu rbfpde bench_gpu_mlp
 fi
 

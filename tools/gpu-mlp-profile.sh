@@ -7,11 +7,10 @@ OUT="${OUT:-$PWD/gpu-mlp-profile-logs}"
 KERNELS="${KERNELS:-tiled point}"
 PRECISIONS="${PRECISIONS:-float double}"
 mkdir -p "$OUT"
-source "$(dirname "$0")/muparser-prefix.sh"
+source "$(dirname "$0")/gpu-machine.sh"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
 if [ ! -x build-gpu-mlp/bench/bench_gpu_mlp ]; then
-  cmake -S . -B build-gpu-mlp -DRBFPDE_WITH_VTK=OFF -DCMAKE_PREFIX_PATH=/opt/mu/usr \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DRBFPDE_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1
+  cmake -S . -B build-gpu-mlp "${gpu_cmake_opts[@]}" >"$OUT/configure.log" 2>&1
   cmake --build build-gpu-mlp -j16 --target bench_gpu_mlp >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 fi
 NCU="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
