@@ -40,8 +40,8 @@ struct MlpNetView {
   int ws_offset[kMlpMaxLayers] = {}, ws_stride[kMlpMaxLayers] = {}, ws_bias[kMlpMaxLayers] = {};
   int ws_size = 0;
   int activation = 0;                                // rbfpde::Activation
-  int lap_dims = 0;  // Δₛ acts on the first lap_dims coordinates (MlpOptions::laplacian_dims)
   T scale[kMlpMaxDim] = {}, shift[kMlpMaxDim] = {};  // x' = scale ⊙ x + shift
+  int lap_dims = 0;  // Δₛ acts on the first lap_dims coordinates (MlpOptions::laplacian_dims)
 };
 
 // The kernels' view of MlpOptions' network (offsets of the flat layout, the input map in T).
@@ -104,6 +104,11 @@ template <class T>
 MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
                           const MlpTuning& tuning = {});
 
+// Field order: what the Poisson/Dirichlet passes read comes first, the general rows' fields and
+// `sums` last. The kernels read their arguments at these offsets, and ptxas's register allocation
+// of the float point kernel changes with them: with the general rows' fields after `penalty`,
+// the 16384 + 1024 float batch trained 2 % slower on an H200 (bench/RESULTS.md, "Before and
+// after the MLP cleanup"). MlpNetView keeps lap_dims last for the same reason.
 template <class T>
 struct MlpPassArgs {
   const T* theta = nullptr;
@@ -115,6 +120,21 @@ struct MlpPassArgs {
   int n_bnd = 0;
   T inv_n = 0, lam_k = 0;  // 1/N, λ/K
   double penalty = 0;      // λ (for the loss)
+  // Training / residual mode: e, b and the loss (the last block to finish sums Σe², Σb² in a
+  // fixed order into losses[3·step…]); partials non-null adds the backward pass.
+  T* e = nullptr;
+  T* b = nullptr;
+  T* partials = nullptr;
+  T* scratch = nullptr;  // point kernel: MlpTiling::scratch_elements
+  double* losses = nullptr;
+  unsigned* counter = nullptr;  // zero between launches (the last block resets it)
+  int* halt = nullptr;          // null: no early stop
+  int step = 0;
+  double stop_below = 0;
+  // Evaluation mode (out_u non-null): u, ∇u (n × dim), Δₛu at the interior points.
+  T* out_u = nullptr;
+  T* out_grad = nullptr;
+  T* out_lap = nullptr;
   // The rows (docs/mathematics.md, "The MLP"). general false: e = Δu − f, r = u − p (and the
   // pointers below unused). general true: e = a·Δₛu + b·∇u + c·u − f, r = α·u + β·∇u·n − p,
   // every coefficient given per point (a, c: N; b: N × dim; alpha, beta: K; normals: K × dim).
@@ -126,25 +146,13 @@ struct MlpPassArgs {
   const T* coef_alpha = nullptr;
   const T* coef_beta = nullptr;
   const T* normals = nullptr;
-  // Training / residual mode: e, b and the loss (the last block to finish sums Σe², Σb² in a
-  // fixed order into losses[3·step…]); partials non-null adds the backward pass.
-  T* e = nullptr;
-  T* b = nullptr;
-  T* partials = nullptr;
-  T* scratch = nullptr;  // point kernel: MlpTiling::scratch_elements
-  double* losses = nullptr;
   // Non-null: the last block also writes {Σe², Σb²} here (2 doubles), the sums a run over ranks
   // adds up into the union's loss (losses divides by this launch's own counts).
   double* sums = nullptr;
-  unsigned* counter = nullptr;  // zero between launches (the last block resets it)
-  int* halt = nullptr;          // null: no early stop
-  int step = 0;
-  double stop_below = 0;
-  // Evaluation mode (out_u non-null): u, ∇u (n × dim), Δₛu at the interior points.
-  T* out_u = nullptr;
-  T* out_grad = nullptr;
-  T* out_lap = nullptr;
 };
+static_assert(offsetof(MlpPassArgs<float>, general) > offsetof(MlpPassArgs<float>, out_lap) &&
+                  offsetof(MlpNetView<float>, lap_dims) > offsetof(MlpNetView<float>, shift),
+              "the fields added for general rows stay after the Poisson/Dirichlet ones");
 
 template <class T>
 void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
