@@ -5,6 +5,7 @@
 #
 # Here (a checkout with git history):
 #   bash tools/bench-versions.sh pack REV...      # .versions/<REV>.tar.gz for each REV (git archive)
+# (any source tree packed as .versions/<NAME>.tar.gz, e.g. a patched copy, is a version too)
 # On the GPU machine (through the device tool, carry [".versions", ".mu"]):
 #   bash tools/bench-versions.sh run              # builds every packed version and the working tree
 #
