@@ -54,7 +54,6 @@ step() {
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.log"
 source "$(dirname "$0")/gpu-machine.sh"
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
 
 TEST=build-gpu-mlp/tests/test_gpu
 BENCH=build-gpu-mlp/bench/bench_gpu_mlp

@@ -8,7 +8,6 @@ KERNELS="${KERNELS:-tiled point}"
 PRECISIONS="${PRECISIONS:-float double}"
 mkdir -p "$OUT"
 source "$(dirname "$0")/gpu-machine.sh"
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
 if [ ! -x build-gpu-mlp/bench/bench_gpu_mlp ]; then
   cmake -S . -B build-gpu-mlp "${gpu_cmake_opts[@]}" >"$OUT/configure.log" 2>&1
   cmake --build build-gpu-mlp -j16 --target bench_gpu_mlp >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
