@@ -512,10 +512,10 @@ MLP_HD void activation_backward(T* __restrict__ XB, const T* __restrict__ Z, Act
 // The streams a tile carries: d + 2 for interior tiles; for boundary tiles 1, or d + 2 when one
 // of its points has β ≠ 0 (general rows). Block-wide: every thread gets the same answer, after a
 // barrier.
-template <class T>
+template <bool Plain, class T>
 MLP_HD int tile_streams(const MlpPassArgs<T>& a, bool interior, int start, int count, int d) {
   if (interior) return d + 2;
-  if (!a.general) return 1;
+  if (Plain || !a.general) return 1;
   int any = 0;
   for (int i = MLP_TID; i < count; i += MLP_NTHREADS) any |= a.coef_beta[start + i] != T(0);
 #if defined(__CUDA_ARCH__)
@@ -525,13 +525,17 @@ MLP_HD int tile_streams(const MlpPassArgs<T>& a, bool interior, int start, int c
 }
 
 // One block's share of a pass: θ into shared memory `sm`, then tiles block, block + grid, …;
-// ends with the block's gradient accumulators in partials[block] (training passes).
-template <bool Mma, int RM, class T>
+// ends with the block's gradient accumulators in partials[block] (training passes). Plain: a
+// pass of Poisson/Dirichlet rows (a.general false) with the Laplacian over every coordinate; its
+// instantiation leaves out the general rows and the coordinates past the Laplacian's, whose
+// code, compiled in, changes the plain passes' register allocation (float 104 → 122 registers,
+// double 124 → 128; bench/RESULTS.md). plain_pass() picks it.
+template <bool Mma, int RM, bool Plain, class T>
 MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const int P, const int ld,
                        const int tiles_int, const int tiles_total, T* const sm, const int block,
                        const int grid) {
   const int np = net.n_params, L = net.layers, d = net.dim;
-  const int ls = net.lap_dims > 0 ? net.lap_dims : d;
+  const int ls = Plain || net.lap_dims <= 0 ? d : net.lap_dims;
   const Activation act = Activation(net.activation);
   const bool train = a.partials != nullptr;
   const bool eval = a.out_u != nullptr;
@@ -569,7 +573,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
     const bool interior = tile < tiles_int;
     const int start = (interior ? tile : tile - tiles_int) * P;
     const int count = imin(P, (interior ? a.n_int : a.n_bnd) - start);
-    const int S = tile_streams(a, interior, start, count, d);
+    const int S = tile_streams<Plain>(a, interior, start, count, d);
     const int C = S * P;
     const T* pts = interior ? a.x_int : a.x_bnd;
 
@@ -599,7 +603,7 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
         continue;
       }
       const int q = start + i;
-      if (a.general) {
+      if (!Plain && a.general) {
         if (interior) {
           // e = a·Δₛu + b·∇u + c·u − f; seeds (c, b_1 … b_d, a)·ē.
           T e = T(0);
@@ -690,16 +694,17 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       a.partials[std::size_t(block) * np + k] = gsh[k];
 }
 
-// Tensor-core GEMMs (Mma) or RM rows per thread's micro-tile, THREADS threads.
-template <class T, bool Mma, int RM, int THREADS>
+// Tensor-core GEMMs (Mma) or RM rows per thread's micro-tile, THREADS threads; Plain as in
+// pass_block.
+template <class T, bool Mma, int RM, bool Plain, int THREADS>
 __global__ void __launch_bounds__(THREADS, 1)
     mlp_pass_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const int P, const int ld,
                     const int tiles_int, const int tiles_total) {
   pdl_start();
   if (a.halt && a.halt[0] < a.step) return;
   extern __shared__ __align__(16) unsigned char mlp_smem[];
-  pass_block<Mma, RM>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
-                      int(blockIdx.x), int(gridDim.x));
+  pass_block<Mma, RM, Plain>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
+                             int(blockIdx.x), int(gridDim.x));
   if (a.out_u || !a.losses) return;
   __shared__ double scratch[THREADS];
   last_block_loss(a, scratch);
@@ -790,8 +795,15 @@ template <class T>
 constexpr bool kPassMma = sizeof(T) == sizeof(double);
 
 template <class T>
-PassKernel<T> pass_kernel() {
-  return mlp_pass_kernel<T, kPassMma<T>, 2, kPassThreads>;
+PassKernel<T> pass_kernel(bool plain) {
+  return plain ? mlp_pass_kernel<T, kPassMma<T>, 2, true, kPassThreads>
+               : mlp_pass_kernel<T, kPassMma<T>, 2, false, kPassThreads>;
+}
+
+// Whether a pass takes pass_block's Plain instantiation.
+template <class T>
+bool plain_pass(const MlpNetView<T>& net, const MlpPassArgs<T>& a) {
+  return !a.general && (net.lap_dims <= 0 || net.lap_dims == net.dim);
 }
 
 constexpr std::size_t kPassStaticBytes = kPassThreads * sizeof(double) + 64;  // last block's
@@ -800,7 +812,8 @@ constexpr std::size_t kPassStaticBytes = kPassThreads * sizeof(double) + 64;  //
 template <class T>
 void configure_pass_kernel(const DeviceLimits& limits) {
   static const bool configured = [&] {
-    allow_shared_memory(pass_kernel<T>(), limits.shared_optin - kPassStaticBytes);
+    for (bool plain : {true, false})
+      allow_shared_memory(pass_kernel<T>(plain), limits.shared_optin - kPassStaticBytes);
     return true;
   }();
   (void)configured;
@@ -885,17 +898,21 @@ template <class T>
 void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling, const MlpPassArgs<T>& a) {
   std::vector<T> sm(tiling.shared_bytes / sizeof(T));
   const int total = tiling.tiles_interior + tiling.tiles_boundary;
-  for (int block = 0; block < tiling.grid; ++block) {
-    if constexpr (kPassMma<T>) {
-      if (tiling.variant == kMlpTiledDouble) {
-        pass_block<true, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total,
-                            sm.data(), block, tiling.grid);
-        continue;
-      }
-    }
-    pass_block<false, 2>(net, a, tiling.points, tiling.ld, tiling.tiles_interior, total, sm.data(),
-                         block, tiling.grid);
-  }
+  auto run = [&](auto mma, auto plain) {
+    for (int block = 0; block < tiling.grid; ++block)
+      pass_block<decltype(mma)::value, 2, decltype(plain)::value>(net, a, tiling.points, tiling.ld,
+                                                                  tiling.tiles_interior, total,
+                                                                  sm.data(), block, tiling.grid);
+  };
+  auto run_variant = [&](auto plain) {
+    if constexpr (kPassMma<T>)
+      if (tiling.variant == kMlpTiledDouble) return run(std::true_type{}, plain);
+    run(std::false_type{}, plain);
+  };
+  if (plain_pass(net, a))
+    run_variant(std::true_type{});
+  else
+    run_variant(std::false_type{});
   if (a.out_u || !a.losses) return;
   double se = 0, sb = 0;
   for (int k = 0; k < a.n_int; ++k) se += double(a.e[k]) * double(a.e[k]);
@@ -929,10 +946,13 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
       choose_tile_points(n_int, n_bnd, limits.sms, tuning.tile_points, [&](int p) {
         const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
         if (bytes + kPassStaticBytes > limits.shared_optin) return 0;
-        int per_sm = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel<T>(),
+        // The plan serves both instantiations (pass_block's Plain): the fewer blocks.
+        int per_sm = 0, per_sm_other = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel<T>(true),
                                                                  kPassThreads, bytes));
-        return per_sm;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm_other, pass_kernel<T>(false), kPassThreads, bytes));
+        return std::min(per_sm, per_sm_other);
       });
   if (choice.points == 0)
     throw std::runtime_error(
@@ -956,9 +976,9 @@ void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling
     detail::launch_point_pass(stream, net, tiling, args);
     return;
   }
-  launch_mlp_kernel("mlp_pass_kernel", pass_kernel<T>(), tiling.grid, kPassThreads,
-                    tiling.shared_bytes, stream, tiling.overlap, net, args, tiling.points,
-                    tiling.ld, tiling.tiles_interior, total);
+  launch_mlp_kernel("mlp_pass_kernel", pass_kernel<T>(plain_pass(net, args)), tiling.grid,
+                    kPassThreads, tiling.shared_bytes, stream, tiling.overlap, net, args,
+                    tiling.points, tiling.ld, tiling.tiles_interior, total);
 }
 
 template <class T>
