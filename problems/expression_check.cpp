@@ -39,7 +39,64 @@ const ExprSpec* coefficient_spec(const ProblemSpec& spec, char which) {
   return nullptr;
 }
 
+// Index of the first non-finite value of `values` (values.size() when all are finite).
+std::size_t first_not_finite(const std::vector<double>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i])) return i;
+  return values.size();
+}
+
 }  // namespace
+
+void check_batch_finite(const ProblemSpec& spec, const Problem& problem,
+                        const CollocationBatch& batch) {
+  const int dim = batch.dim;
+  const std::size_t d = static_cast<std::size_t>(dim);
+  // Interior rows: a coefficient that is a shorthand's constant cannot be the culprit, so the
+  // key of a value without an expression of its own is the equation's.
+  auto interior = [&](const std::vector<double>& values, const ExprSpec* from, std::size_t stride,
+                      const char* what) {
+    const std::size_t i = first_not_finite(values);
+    if (i == values.size()) return;
+    const double* x = batch.interior.data() + (i / stride) * d;
+    if (from) not_finite(*from, values[i], x, dim);
+    throw InputError(spec.equation_loc, "problem.equation",
+                     std::string("expected a finite ") + what + " everywhere in the domain, found " +
+                         (std::isnan(values[i]) ? "nan" : "inf") + " at " + point_text(x, dim));
+  };
+  interior(batch.f, &spec.f, 1, "f");
+  interior(batch.a, coefficient_spec(spec, 'a'), 1, "coefficient a");
+  interior(batch.c, coefficient_spec(spec, 'c'), 1, "coefficient c");
+  if (!batch.b.empty()) {
+    const std::size_t i = first_not_finite(batch.b);
+    if (i < batch.b.size()) {
+      const std::size_t j = i % d;
+      interior(batch.b, j < spec.b.size() ? &spec.b[j] : nullptr, d, "coefficient b");
+    }
+  }
+
+  // Boundary rows: the entry that applies at the point, as the host chooses it.
+  auto boundary = [&](const std::vector<double>& values, char which) {
+    const std::size_t j = first_not_finite(values);
+    if (j == values.size()) return;
+    const double* x = batch.boundary.data() + j * d;
+    if (problem.has_time() && spec.initial && !batch.normals.empty() &&
+        problem.on_initial_face(batch.normals.data() + j * d))
+      not_finite(*spec.initial, values[j], x, dim);
+    const int e = problem.boundary_entry(x);
+    if (e < 0 || std::size_t(e) >= spec.boundary.size())
+      throw InputError(spec.boundary_loc, "problem.boundary",
+                       "expected an entry whose `where` holds at every boundary point, found none "
+                       "at " + point_text(x, dim));
+    const BoundarySpec& entry = spec.boundary[std::size_t(e)];
+    const ExprSpec& from = which == 'p' ? entry.value : which == 'a' ? entry.alpha : entry.beta;
+    // α and β of a Dirichlet or Neumann entry are constants: their values come with the value.
+    not_finite(from.text.empty() ? entry.value : from, values[j], x, dim);
+  };
+  boundary(batch.p, 'p');
+  boundary(batch.alpha, 'a');
+  boundary(batch.beta, 'b');
+}
 
 void check_expressions_finite(const ProblemSpec& spec, const Problem& problem,
                               const CollocationBatch& points,

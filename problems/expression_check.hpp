@@ -24,4 +24,14 @@ void check_expressions_finite(const ProblemSpec& spec, const Problem& problem,
                               const CollocationBatch& points,
                               const std::vector<double>& grid_points);
 
+// Throws InputError when a target or coefficient that `batch` carries (f, a, b, c at interior
+// points; p, α, β at boundary points) is NaN or ±Inf, naming the key and text of the expression it
+// came from and the point. For batches whose values were computed elsewhere than by the host's
+// expressions, as a device sampler computes them: its arithmetic can differ from the host's in the
+// last bit, which is enough to take acos or sqrt out of its domain at a point on an edge. A
+// boundary value the device set to NaN because no entry's `where` holds is reported against
+// `problem.boundary`.
+void check_batch_finite(const ProblemSpec& spec, const Problem& problem,
+                        const CollocationBatch& batch);
+
 }  // namespace rbfpde

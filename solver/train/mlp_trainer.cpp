@@ -53,6 +53,7 @@ void MlpTrainer<T>::draw_batch(PhaseTimes& times, std::uint64_t index) {
     backend_.draw_batch(config_.training.seed, index, std::size_t(config_.training.points_interior),
                         std::size_t(config_.training.points_boundary));
     times.sampling += since(t0);
+    if (batch_check_) batch_check_(backend_.batch());
     return;
   }
   // This rank's share of the batch; with one rank, the whole of it.
@@ -65,6 +66,15 @@ void MlpTrainer<T>::draw_batch(PhaseTimes& times, std::uint64_t index) {
   t0 = Clock::now();
   backend_.set_batch(state_.batch);
   times.upload += since(t0);
+}
+
+template <class T>
+void MlpTrainer<T>::mark_diverged(TrainOutcome& out, const std::string& why) const {
+  // A batch the backend drew inside a chunk of steps is seen here first.
+  if (backend_.draws_batches() && batch_check_) batch_check_(backend_.batch());
+  out.diverged = true;
+  out.stop_reason = "diverged";
+  out.divergence = why;
 }
 
 template <class T>
@@ -94,11 +104,7 @@ TrainOutcome MlpTrainer<T>::train(const std::vector<double>& initial, const MlpR
   const LossParts loss = backend_.residuals();
   state_.reference_loss = loss.loss;
   state_.seconds = since(start);
-  if (!finite(loss)) {
-    out.diverged = true;
-    out.stop_reason = "diverged";
-    out.divergence = "non-finite loss at the initial parameters";
-  }
+  if (!finite(loss)) mark_diverged(out, "non-finite loss at the initial parameters");
   return run(out, report, should_stop);
 }
 
@@ -134,11 +140,7 @@ TrainOutcome MlpTrainer<T>::run(TrainOutcome out, const MlpReportFn<T>& report,
     if (!finite(l)) return true;
     return exploded(l.loss, state_.reference_loss, state_.exploded_cycles);
   };
-  auto diverge = [&](const std::string& why) {
-    out.diverged = true;
-    out.stop_reason = "diverged";
-    out.divergence = why;
-  };
+  auto diverge = [&](const std::string& why) { mark_diverged(out, why); };
   auto loss_text = [](const LossParts& l) {
     return std::isfinite(l.loss) ? "loss " + std::to_string(l.loss) + " exploded"
                                  : std::string("non-finite loss");
@@ -298,9 +300,7 @@ void MlpTrainer<T>::lm_stage(TrainOutcome& out, double seconds_before, Clock::ti
     const double seconds = seconds_before + since(start);
     state_.seconds = seconds;
     if (!finite(after)) {
-      out.diverged = true;
-      out.stop_reason = "diverged";
-      out.divergence = "non-finite loss (cycle " + std::to_string(cycle) + ")";
+      mark_diverged(out, "non-finite loss (cycle " + std::to_string(cycle) + ")");
       backend_.set_parameters(state_.last_good);
       return;
     }
@@ -331,9 +331,7 @@ void MlpTrainer<T>::lbfgs_stage(TrainOutcome& out, double seconds_before, Clock:
   const int report_every = std::max(1, config_.output.report_every);
   long& cycle = state_.cycle;
   auto diverge = [&](const std::string& why) {
-    out.diverged = true;
-    out.stop_reason = "diverged";
-    out.divergence = why;
+    mark_diverged(out, why);
     backend_.set_parameters(state_.last_good);
   };
 

@@ -26,6 +26,7 @@
 #include "solver/config/config.hpp"
 #include "solver/train/lbfgs.hpp"
 #include "solver/train/train_outcome.hpp"
+#include "solver/train/training_rules.hpp"
 
 namespace rbfpde {
 
@@ -101,7 +102,11 @@ class MlpTrainer {
   static std::uint64_t adam_batch_index(long cycle, int resample_every);
   static std::uint64_t lbfgs_batch_index(long adam_steps, int resample_every);
 
+  void set_batch_check(training_rules::BatchCheck check) { batch_check_ = std::move(check); }
+
  private:
+  // Records divergence in `out`, after checking a batch the backend drew (set_batch_check).
+  void mark_diverged(TrainOutcome& out, const std::string& why) const;
   // A fresh batch: number `index` drawn by the backend when it draws batches, else this rank's
   // share sampled on the host from state_.rng and uploaded.
   void draw_batch(PhaseTimes& times, std::uint64_t index);
@@ -124,6 +129,7 @@ class MlpTrainer {
   // Kept up to date by the loop, except params and the Adam moments, which the backend holds
   // (state() reads them).
   MlpTrainerState<T> state_;
+  training_rules::BatchCheck batch_check_;
 };
 
 extern template class MlpTrainer<double>;

@@ -15,8 +15,8 @@ double minimum_width(const Domain& domain, const TrainingConfig& training) {
   domain.bounding_box(lo, hi);
   for (int j = 0; j < domain.dim(); ++j) d2 += (hi[j] - lo[j]) * (hi[j] - lo[j]);
   const double floor = 1e-3 * std::sqrt(d2);
-  if (training.method != "varpro") return floor;
-  return std::max(floor, kVpWidthPerSpacing * point_spacing(domain, training.points_interior));
+  const double per_spacing = training.method == "gdcg" ? kGdcgWidthPerSpacing : kWidthPerSpacing;
+  return std::max(floor, per_spacing * point_spacing(domain, training.points_interior));
 }
 
 namespace {

@@ -24,12 +24,16 @@ RbfInit initial_rbf_parameters(const Domain& domain, const ModelConfig& model, R
 // The mean spacing of `interior_points` points spread evenly over the domain: (|Ω|/N)^(1/d).
 double point_spacing(const Domain& domain, long interior_points);
 
-// Variable projection keeps every width at least this many interior point spacings: a narrower
-// Gaussian can fit the collocation points with a spike between them.
-constexpr double kVpWidthPerSpacing = 1.0;
+// Variable projection and LM keep every width at least this many interior point spacings: a
+// narrower Gaussian can fit the collocation points with a spike between them.
+constexpr double kWidthPerSpacing = 1.0;
+// gdcg's floor: above the soundness check's kNarrowPerSpacing, so that no width it reaches is
+// unsound, and below the widths its limited gradient steps use on the seed problem, whose
+// results a floor of one spacing makes worse.
+constexpr double kGdcgWidthPerSpacing = 0.25;
 
-// Smallest width training may produce: a thousandth of the bounding-box diagonal, and for
-// varpro kVpWidthPerSpacing interior point spacings when that is more.
+// Smallest width training may produce: the larger of a thousandth of the bounding-box diagonal
+// and kWidthPerSpacing interior point spacings (kGdcgWidthPerSpacing for gdcg).
 double minimum_width(const Domain& domain, const TrainingConfig& training);
 
 // Non-empty when neurons that matter are far narrower than the collocation points' spacing: a
@@ -37,6 +41,8 @@ double minimum_width(const Domain& domain, const TrainingConfig& training);
 // [lo, hi] (its value there, |w|·exp(−dist²/a²), above 1e-6 × `max_abs_u`) is a spike the points
 // cannot see. A narrow neuron far outside the box adds nothing inside it.
 constexpr double kNarrowPerSpacing = 0.1;
+static_assert(kGdcgWidthPerSpacing > kNarrowPerSpacing && kWidthPerSpacing > kNarrowPerSpacing,
+              "a width at a floor must pass the narrow-neuron check");
 template <class T>
 std::string narrow_neurons(const RbfParameters<T>& p, double spacing, double max_abs_u,
                            const std::vector<double>& lo, const std::vector<double>& hi) {

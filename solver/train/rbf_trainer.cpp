@@ -79,6 +79,7 @@ void RbfTrainer<T>::draw_batch(PhaseTimes& times, bool fused) {
     auto t0 = Clock::now();
     backend_.draw_batch(config_.training.seed, state_.batches - 1, n_int, n_bnd);
     times.sampling += since(t0);
+    if (batch_check_) batch_check_(backend_.batch());
     return;
   }
   auto t0 = Clock::now();
@@ -358,6 +359,8 @@ TrainOutcome RbfTrainer<T>::run(TrainOutcome out, const ReportFn<T>& report,
   LossParts loss = backend_.residuals();
 
   auto diverge = [&](const std::string& why) {
+    // A batch the backend drew inside a cycle is seen here first.
+    if (backend_.draws_batches() && batch_check_) batch_check_(backend_.batch());
     out.diverged = true;
     out.stop_reason = "diverged";
     out.divergence = why;

@@ -78,6 +78,7 @@ class RbfTrainer {
                       const StopFn& should_stop = {});
 
   void set_restart_hooks(RestartHooks hooks) { hooks_ = std::move(hooks); }
+  void set_batch_check(training_rules::BatchCheck check) { batch_check_ = std::move(check); }
 
   // The regular reports: every output.report_every cycles, and every output.snapshot_every cycles
   // when that is set. A run stopped between them makes one more, final report at its last cycle.
@@ -138,6 +139,7 @@ class RbfTrainer {
   std::shared_ptr<Communicator> comm_;
   TrainerState<T> state_;
   RestartHooks hooks_;
+  training_rules::BatchCheck batch_check_;
 };
 
 extern template class RbfTrainer<double>;

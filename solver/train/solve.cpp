@@ -126,6 +126,9 @@ SolveResult solve_rbf_typed(const Config& config, const Problem& problem,
     return narrow_neurons(p, spacing, max_abs_u, lo, hi);
   };
   RbfTrainer<T> trainer(config, problem, *backend, comm);
+  trainer.set_batch_check([&config, &problem](const CollocationBatch& batch) {
+    check_batch_finite(config.problem, problem, batch);
+  });
   trainer.set_restart_hooks(supervisor.restart_hooks());
   supervisor.set_regular_reports(
       [&config](long cycle) { return RbfTrainer<T>::regular_report(config.output, cycle); });

@@ -80,6 +80,9 @@ SolveResult solve_mlp_typed(const Config& config, const Problem& problem,
 
   auto model = Supervisor<std::vector<T>>::model_of(*backend);
   MlpTrainer<T> trainer(config, problem, *backend, comm);
+  trainer.set_batch_check([&config, &problem](const CollocationBatch& batch) {
+    check_batch_finite(config.problem, problem, batch);
+  });
   const MlpReportFn<T> report = [&](long cycle, double seconds, const LossParts& loss,
                                     MlpBackend<T>&, bool final) {
     return supervisor.report(cycle, seconds, loss, model, final);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -19,6 +20,12 @@ inline double since(Clock::time_point t0) {
 }
 
 inline bool finite(const LossParts& l) { return std::isfinite(l.loss); }
+
+// Checks a batch that a backend drew and evaluated itself (its targets and coefficients); throws
+// InputError on a value that is not finite. Trainers call it on each such batch they see on the
+// host and on the current batch before they call a non-finite loss divergence, so that an
+// expression that is NaN at a device-drawn point is bad input, not divergence.
+using BatchCheck = std::function<void(const CollocationBatch&)>;
 
 // A loss above kExplosionFactor × the initial one for kExplosionCycles cycles in a row is
 // divergence. A single spike is not: on a fresh batch the loss of a network fitted to the last

@@ -404,6 +404,34 @@ TEST(CliVarpro, ProblemOnlyConfigRunsQuicklyAndSoundly) {
   EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
 }
 
+// Plain LM on all parameters with fewer residuals than twice the parameters: without a width
+// floor, neurons collapsed below a tenth of the point spacing and every report was unsound
+// (seed 3 ended "no report found a sound state", exit 3). With the floor of one point spacing
+// the run ends sound.
+TEST(CliLm, WidthFloorKeepsASoundState) {
+  TempDir dir;
+  write_text(dir / "c.yaml", "name: lm_floor\n"
+                             "problem:\n"
+                             "  domain: { type: rectangle, min: [0, 0], max: [1, 1] }\n"
+                             "  equation: { type: poisson, f: \"sin(pi*x)*sin(pi*y)\" }\n"
+                             "  boundary: [ { type: dirichlet, value: \"0\" } ]\n"
+                             "  exact: \"-sin(pi*x)*sin(pi*y)/(2*pi^2)\"\n"
+                             "model: { neurons: 64 }\n"
+                             "training:\n"
+                             "  method: lm\n"
+                             "  points: { interior: 150, boundary: 40 }\n"
+                             "  max_cycles: 300\n"
+                             "  seed: 3\n"
+                             "output: { directory: out, resolution: [31, 31], pictures: false }\n");
+  const RunResult r = run_rbfpde({"solve", "c.yaml", "--backend", "cpu", "-q"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string summary = read_text(dir / "out/summary.json");
+  EXPECT_EQ(json_raw(summary, "sound"), "true") << summary;
+  const double rel_l2 = json_number(summary, "relative_l2_error");
+  std::printf("lm, 64 neurons, 150 + 40 points, seed 3: relative L2 %.3e (bound 1e-2)\n", rel_l2);
+  EXPECT_LT(rel_l2, 1e-2) << summary;
+}
+
 TEST(CliCheck, PrintsAConfigThatCheckAcceptsAgainAndWritesNothing) {
   TempDir dir;
   write_text(dir / "c.yaml", kTinyConfig);

@@ -146,5 +146,29 @@ TEST(RbfTrainer, WidthSearchReportsTheLowestLossScale) {
   EXPECT_NEAR(kept.loss.loss, loss_at(1.0), 1e-9 * loss_at(1.0));
 }
 
+// The width floor of every method lies above the soundness check's narrow-neuron threshold, so no
+// width training can reach is unsound; varpro and lm keep one interior point spacing.
+TEST(RbfModel, EveryMethodsWidthFloorPassesTheNarrowCheck) {
+  Config config;
+  config.problem = seed_problem_spec();
+  config.training.points_interior = 400;
+  const Problem problem = Problem::build(config.problem);
+  const double h = point_spacing(problem.domain(), config.training.points_interior);
+  EXPECT_NEAR(h, 0.05, 1e-12);
+  for (const char* method : {"varpro", "lm", "gdcg"}) {
+    config.training.method = method;
+    const double floor = minimum_width(problem.domain(), config.training);
+    EXPECT_GT(floor, kNarrowPerSpacing * h) << method;
+    if (config.training.method != "gdcg") EXPECT_GE(floor, h) << method;
+    // A neuron at the floor, centred in the domain with a large weight, is not narrow.
+    RbfParameters<double> p;
+    p.dim = 2;
+    p.weights = {1e3};
+    p.centres = {0.5, 0.5};
+    p.widths = {floor};
+    EXPECT_EQ(narrow_neurons(p, h, 1.0, {0, 0}, {1, 1}), "") << method;
+  }
+}
+
 }  // namespace
 }  // namespace rbfpde
