@@ -231,9 +231,10 @@ TEST(Checkpoint, TornCheckpointIsRefused) {
 TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   // Every GD step moves a centre or width by at most a quarter width, so even an absurd
   // learning rate leaves a finite network inside the domain's reach: no divergence. But two such
-  // steps a cycle drive the network to spikes between the collocation points, or the widths far
-  // below the point spacing (which of the two, and when, depends on the rounding of the build),
-  // so the final state is unsound: exit 3, the reason, and the outputs of the best sound state.
+  // steps a cycle drive the network to spikes between the collocation points, or leave steps
+  // that the limit cuts by far more than 1000 times (which of the two depends on the rounding of
+  // the build; gdcg's width floor keeps every width above the narrow-neuron threshold), so the
+  // final state is unsound: exit 3, the reason, and the outputs of the best sound state.
   using test_inputs::with;
   const std::vector<std::string> absurd = {"training.gd.learning_rate=1e30", "training.gd.steps=2"};
   const RunFiles r = run("poisson2d_seed", "absurd", with(absurd, "training.max_cycles=200"));
@@ -243,12 +244,13 @@ TEST(Divergence, AbsurdLearningRateIsContainedByTheStepLimit) {
   EXPECT_EQ(r.result.exit_code, 3);
   const bool spikes =
       r.result.unsound.find("spikes between the collocation points") != std::string::npos;
-  const bool narrow = r.result.unsound.find(" of 64 neurons are narrower than a tenth of the "
-                                            "collocation points' spacing") != std::string::npos;
-  EXPECT_TRUE(spikes || narrow) << r.result.unsound;
-  const std::string at_end = "(cycle 200)";
-  ASSERT_GT(r.result.unsound.size(), at_end.size());
-  EXPECT_EQ(r.result.unsound.substr(r.result.unsound.size() - at_end.size()), at_end);
+  const bool rate = r.result.unsound.find("learning_rate") != std::string::npos;
+  EXPECT_TRUE(spikes || rate) << r.result.unsound;
+  if (spikes) {
+    const std::string at_end = "(cycle 200)";
+    ASSERT_GT(r.result.unsound.size(), at_end.size());
+    EXPECT_EQ(r.result.unsound.substr(r.result.unsound.size() - at_end.size()), at_end);
+  }
   // The outputs hold the report with the lowest validation loss: an early cycle, whose error is
   // that of a sound, partly trained network.
   const long best = r.result.best_cycle;
