@@ -67,13 +67,10 @@ void check_batch_finite(const ProblemSpec& spec, const Problem& problem,
   interior(batch.f, &spec.f, 1, "f");
   interior(batch.a, coefficient_spec(spec, 'a'), 1, "coefficient a");
   interior(batch.c, coefficient_spec(spec, 'c'), 1, "coefficient c");
-  if (!batch.b.empty()) {
-    const std::size_t i = first_not_finite(batch.b);
-    if (i < batch.b.size()) {
-      const std::size_t j = i % d;
-      interior(batch.b, j < spec.b.size() ? &spec.b[j] : nullptr, d, "coefficient b");
-    }
-  }
+  // b is n × dim: its first bad value's column names the component.
+  const std::size_t ib = first_not_finite(batch.b);
+  if (ib < batch.b.size())
+    interior(batch.b, ib % d < spec.b.size() ? &spec.b[ib % d] : nullptr, d, "coefficient b");
 
   // Boundary rows: the entry that applies at the point, as the host chooses it.
   auto boundary = [&](const std::vector<double>& values, char which) {
