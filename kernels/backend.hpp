@@ -48,7 +48,7 @@ struct BackendOptions {
   std::shared_ptr<Communicator> comm;
   // CUDA, variable projection on one GPU: while a trial step solves its weights, factor the
   // features of the trial's centres and widths for the next vp_prepare on a second stream
-  // (cuda_backend.cu, "look-ahead"; beside preconditioned trials only after
+  // (cuda_rbf_varpro.cu, "look-ahead"; beside preconditioned trials only after
   // vp_expect_accepted_trials(true)). The same bits either way; off only to measure it.
   bool vp_lookahead = true;
   // Variable projection in double on one process: a trial step solves its weights first by the

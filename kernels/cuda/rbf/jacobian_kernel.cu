@@ -8,7 +8,7 @@
 // General rows (G = true): the row's value and derivatives from general_rows.cuh.
 // Without r_scaled only the m weight columns (the scaled features, which read neither the weights
 // nor the residuals) are written, by the same instructions as in a whole Jacobian: the look-ahead
-// factorisation of variable projection (cuda_backend.cu) relies on their bits being the same.
+// factorisation of variable projection (cuda_rbf_varpro.cu) relies on their bits being the same.
 #include "kernels/cuda/common/cuda_check.hpp"
 #include "kernels/cuda/rbf/general_rows.cuh"
 #include "kernels/cuda/rbf/launchers.hpp"
