@@ -1,4 +1,4 @@
-// The CUDA MLP pass kernel's block code (kernels/cuda/mlp/mlp_kernels.cu), run on the host by
+// The CUDA MLP pass kernel's block code (kernels/cuda/mlp/mlp_pass_block.cuh), run on the host by
 // emulate_mlp_pass as blocks of one thread, against the CPU backend: the tile layouts, the three
 // forward streams, the backward pass and the per-block partial gradients, with no device
 // needed (these run wherever the CUDA build does, CI included). Tiles of 3 and 8 points (201 and

@@ -1,14 +1,14 @@
 // The CUDA MLP backend (docs/mathematics.md has the streams and their adjoints): parameters,
 // Adam moments, the batch and every activation stay on the device; the pass kernels are planned
-// and launched through mlp_kernels.hpp (the tiled kernel in mlp_kernels.cu, the point-stationary
-// one in mlp_point_kernel.cu). One loss+gradient+Adam step is two kernels (the fused pass, then
-// the fixed-order reduction with Adam); train_steps() captures a chunk of K steps as one CUDA
-// graph (the per-step learning rates and bias corrections in a small device array, the early
-// stop in a device flag), so that the host syncs once per chunk. Once set_problem has compiled
-// the problem's sampler (device_sampler.hpp, shared with the RBF backend), batches are drawn on
-// the device too, also inside a chunk's graph (a step that draws: the sampler's two launches,
-// interior and boundary, before its pass), so that training with a fresh batch every step still
-// syncs once per chunk and no batch crosses the bus.
+// and launched through mlp_kernels.hpp (the tiled kernel in mlp_pass_kernel.cu, the
+// point-stationary one in mlp_point_kernel.cu). One loss+gradient+Adam step is two kernels (the
+// fused pass, then the fixed-order reduction with Adam); train_steps() captures a chunk of K steps
+// as one CUDA graph (the per-step learning rates and bias corrections in a small device array, the
+// early stop in a device flag), so that the host syncs once per chunk. Once set_problem has
+// compiled the problem's sampler (device_sampler.hpp, shared with the RBF backend), batches are
+// drawn on the device too, also inside a chunk's graph (a step that draws: the sampler's two
+// launches, interior and boundary, before its pass), so that training with a fresh batch every step
+// still syncs once per chunk and no batch crosses the bus.
 //
 // Ranks (MlpOptions::comm, docs/architecture.md "Distributed runs"): when the communicator is
 // distributed() each rank holds its share of the batch, set by set_batch from the host (no

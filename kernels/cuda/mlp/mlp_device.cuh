@@ -1,6 +1,8 @@
-// Helpers shared by the CUDA MLP's kernel files, mlp_kernels.cu (the tiled kernel, the reduction)
-// and mlp_point_kernel.cu (the point-stationary kernel); included by those alone. They compile
-// without -rdc, each file getting its own copy: everything here is inline or a template.
+// Helpers shared by the CUDA MLP's kernel files: the tiled pass's (mlp_pass_block.cuh, which
+// mlp_pass_kernel.cu, mlp_emulation.cu and mlp_launch.cu include), the reduction's
+// (mlp_reduce_kernel.cu) and the point-stationary pass's (mlp_point_kernel.cu); included by those
+// alone. They compile without -rdc, each file getting its own copy: everything here is inline or a
+// template.
 #pragma once
 
 #include <climits>

@@ -1,5 +1,6 @@
-// Host-side launchers of the CUDA MLP kernels (mlp_kernels.cu). No CUDA types: a stream is the
-// opaque CUstream_st*. Layouts:
+// Host-side launchers of the CUDA MLP kernels (mlp_launch.cu, mlp_reduce_kernel.cu) and the host
+// emulation of the tiled pass (mlp_emulation.cu). No CUDA types: a stream is the opaque
+// CUstream_st*. Layouts:
 //   theta    = the flat parameters of kernels/mlp_backend.hpp (per layer W row-major, then b)
 //   points   = raw coordinates, n × dim row-major, in T (the input map runs in the kernel)
 //   partials = grid × n_params: each block's share of ∂I/∂θ, summed in a fixed order later

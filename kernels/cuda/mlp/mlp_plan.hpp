@@ -1,4 +1,4 @@
-// The planner's selection rules (plan_mlp_tiling in mlp_kernels.cu, plan_point_tiling in
+// The planner's selection rules (plan_mlp_tiling in mlp_launch.cu, plan_point_tiling in
 // mlp_point_kernel.cu) as functions of the network, the batch and the device's counts alone, so
 // that host tests (tests/kernels/test_mlp_tile_schedule.cpp) check which kernel and tiling each
 // shape gets. The occupancies (resident blocks per SM) come from the CUDA runtime in the
@@ -86,7 +86,7 @@ int choose_point_tiles(const int (&per_sm)[2], int n_int, int n_bnd, int sms, in
   return best;
 }
 
-// ---- The tiled kernel (mlp_kernels.cu) --------------------------------------------------------
+// ---- The tiled kernel (mlp_pass_kernel.cu) ----------------------------------------------------
 // Its time per tile, as points: a + b·points with a / b ≈ 20 (H200, float, 1200 + 120: 61 µs a
 // step with 16-point tiles, 51 µs with 10, one wave each).
 inline constexpr int kTileFixedPoints = 20;

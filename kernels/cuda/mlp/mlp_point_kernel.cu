@@ -1,5 +1,5 @@
 // The point-stationary CUDA MLP pass (MlpTiling::variant kMlpPoint; planned and launched from
-// mlp_kernels.cu through mlp_variants.hpp, its selection rules in mlp_plan.hpp):
+// mlp_launch.cu through mlp_variants.hpp, its selection rules in mlp_plan.hpp):
 // mlp_point_kernel, the training and residual pass of 2D networks of hidden layers of one width
 // ≤ 64 and one output, the default for their training passes from about 0.4 (float) or 0.65
 // (double) of its 32-point tiles per SM (kPtDefaultTilesPerSm).
@@ -7,7 +7,7 @@
 // 5, or 10 in double for widths past 60; NT = 1 or, in float, 2 tiles of 32 points), grid =
 // the resident blocks or the tiles if fewer; dynamic shared memory PtLayout::total elements (θ
 // with zero-padded weight images, two stream buffers).
-// Napkin math: the FLOPs of mlp_kernels.cu's head comment; a training pass also writes every
+// Napkin math: the FLOPs of mlp_pass_kernel.cu's head comment; a training pass also writes every
 // hidden layer's pre-activations (4 streams × R·G features a point; σ(z) in the value slot for
 // tanh and sigmoid) to a per-thread scratch in global memory and reads each back at most twice
 // (L2-resident): for 2-50-50-50-50-1 in double about 18 KB a point, 0.3 GB a pass at

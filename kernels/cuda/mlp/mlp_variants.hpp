@@ -1,4 +1,4 @@
-// The point-stationary pass (mlp_point_kernel.cu), as mlp_kernels.cu's plan_mlp_tiling and
+// The point-stationary pass (mlp_point_kernel.cu), as mlp_launch.cu's plan_mlp_tiling and
 // launch_mlp_pass call it. Internal to kernels/cuda; no CUDA types.
 #pragma once
 

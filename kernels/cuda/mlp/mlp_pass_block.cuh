@@ -1,58 +1,33 @@
-// The CUDA MLP's tiled pass kernel, the reduction with Adam, the host emulation of the tiled
-// block code, and the planning and launch of every pass (docs/mathematics.md has the streams and
-// their adjoints). The point-stationary kernel lives in mlp_point_kernel.cu, called through
-// mlp_variants.hpp; the device helpers both files use are in mlp_device.cuh.
+// The tiled pass's block code (pass_block and the tile code it calls; mlp_pass_kernel.cu runs it on
+// the device, mlp_emulation.cu on the host) and what the kernel, its emulation and its planner
+// (mlp_launch.cu) share: a tile's shared-memory layout and the kernel's instantiations. Included by
+// those three files alone. docs/mathematics.md has the streams and their adjoints.
 //
-// mlp_pass_kernel (MlpTiling::variant kMlpTiledFloat / kMlpTiledDouble): persistent blocks of
-// 512 threads; the three GEMMs of a tile run on the FMA units in float (2 × 4 output micro-tiles
-// per thread) and on the tensor cores in double (mma.sync DMMA). A block copies θ into shared
-// memory once (W rows padded to 4 for 16-byte loads), then takes tiles of `points` points. Per
-// tile, every layer's stream matrices live in shared memory, a column per (stream, point): for
-// interior tiles the streams are value, d first derivatives and the Laplacian Δₛ over the first
-// lap_dims coordinates (S = d + 2), for boundary tiles the value (S = 1), or all d + 2 streams
-// when a point of the tile has β ≠ 0 (general rows: its Laplacian stream then gets no adjoint).
-// Forward: the GEMM Z_l = W_l X_{l−1} (+ b on the value columns) and the elementwise activation of
-// the streams (mlp_math.hpp); the Z_l of the hidden layers are kept for the backward pass, the X_l
-// recomputed from them when needed. Backward (as the CPU backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ
-// accumulated in shared memory by the one thread that owns each entry, X̄ = W_lᵀ P̄_l, and the
-// elementwise adjoint of the activation streams in place. Each block ends by writing its gradient
-// accumulators to partials[blockIdx.x]. The last block to finish (an integer ticket) sums Σe², Σb²
-// over the whole batch in a fixed order: same inputs, same bits. plan_mlp_tiling picks the tile
-// size (1 to 16 points): about the smallest of those with the fewest waves of resident blocks,
-// since a tile's time grows with its points.
-//
-// mlp_reduce_kernel: 32 parameters a block, 8 warps summing the blocks' partials in a fixed
-// order (coalesced), then the fused Adam update.
-//
-// Napkin math, 2-50-50-50-50-1 (P = 7851 parameters), N interior and K boundary points: forward
-// ≈ 2·P·((d+2)N + K) FLOPs, backward twice that: 0.23 GFLOP at 1200 + 120, 3.1 GFLOP at
-// 16384 + 1024 (≈ 50 µs at the H200's 67 TFLOP/s fp32 vector peak). Bytes: θ (31 KB float) per
-// block from L2, the partials (grid × P) written and read once, points and residuals:
-// negligible. Shared memory (θ, the gradient accumulators, 350 stream rows) leaves one block of
-// 16 warps per SM, and a tile runs 24 barrier-separated phases: the 6 GEMM phases take 2/3 of
-// the time, the 12 elementwise ones 1/3, and the GEMM phases are latency-bound (short dependent
-// MMA/FMA chains per warp, one block per SM). Large batches of the networks it takes go to the
-// point-stationary kernel instead (bench/RESULTS.md).
+// The three GEMMs of a tile run on the FMA units in float (2 × 4 output micro-tiles per thread) and
+// on the tensor cores in double (mma.sync DMMA). A block copies θ into shared memory once (W rows
+// padded to 4 for 16-byte loads), then takes tiles of `points` points. Per tile, every layer's
+// stream matrices live in shared memory, a column per (stream, point): for interior tiles the
+// streams are value, d first derivatives and the Laplacian Δₛ over the first lap_dims coordinates
+// (S = d + 2), for boundary tiles the value (S = 1), or all d + 2 streams when a point of the tile
+// has β ≠ 0 (general rows: its Laplacian stream then gets no adjoint). Forward: the GEMM
+// Z_l = W_l X_{l−1} (+ b on the value columns) and the elementwise activation of the streams
+// (mlp_math.hpp); the Z_l of the hidden layers are kept for the backward pass, the X_l recomputed
+// from them when needed. Backward (as the CPU backend's): ∂I/∂W_l += P̄_l X_{l−1}ᵀ accumulated in
+// shared memory by the one thread that owns each entry, X̄ = W_lᵀ P̄_l, and the elementwise adjoint
+// of the activation streams in place. Each block ends by writing its gradient accumulators to
+// partials[blockIdx.x].
+#pragma once
+
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
-#include <vector>
+#include <cstddef>
 
-#include "kernels/cuda/common/cuda_check.hpp"
-#include "kernels/cuda/mlp/mlp_plan.hpp"
 #include "kernels/cuda/mlp/mlp_device.cuh"
 #include "kernels/cuda/mlp/mlp_kernels.hpp"
-#include "kernels/cuda/mlp/mlp_variants.hpp"
-#include "kernels/mlp_backend.hpp"
 #include "kernels/mlp_math.hpp"
 
-namespace rbfpde::gpu {
-using namespace detail;  // mlp_device.cuh's helpers, named as in the kernels below
-namespace {
+namespace rbfpde::gpu::detail {
 
-constexpr int kThreads = 256;
 constexpr int kMicro = 4;  // micro-tile edge of the shared-memory GEMMs
 
 // The block code below also compiles for the host, where emulate_mlp_pass runs it as blocks of
@@ -694,67 +669,6 @@ MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const 
       a.partials[std::size_t(block) * np + k] = gsh[k];
 }
 
-// Tensor-core GEMMs (Mma) or RM rows per thread's micro-tile, THREADS threads; Plain as in
-// pass_block.
-template <class T, bool Mma, int RM, bool Plain, int THREADS>
-__global__ void __launch_bounds__(THREADS, 1)
-    mlp_pass_kernel(const MlpNetView<T> net, const MlpPassArgs<T> a, const int P, const int ld,
-                    const int tiles_int, const int tiles_total) {
-  pdl_start();
-  if (a.halt && a.halt[0] < a.step) return;
-  extern __shared__ __align__(16) unsigned char mlp_smem[];
-  pass_block<Mma, RM, Plain>(net, a, P, ld, tiles_int, tiles_total, reinterpret_cast<T*>(mlp_smem),
-                             int(blockIdx.x), int(gridDim.x));
-  if (a.out_u || !a.losses) return;
-  __shared__ double scratch[THREADS];
-  last_block_loss(a, scratch);
-}
-
-// 32 parameters a block: warp w sums partials of blocks w, w + 8, … for its lane's parameter,
-// then warp 0 adds the 8 sums in order, stores the gradient and applies Adam.
-template <class T>
-__global__ void __launch_bounds__(kThreads)
-    mlp_reduce_kernel(const T* __restrict__ partials, int blocks, int np, T* __restrict__ grad,
-                      const MlpAdamArgs<T> adam, const int* halt, int step) {
-  pdl_start();
-  if (halt && (halt[0] < step || (halt[0] == step && halt[1] == 0))) return;
-  __shared__ T sums[kThreads / 32][32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int k = blockIdx.x * 32 + lane;
-  T s = T(0);
-  if (k < np)
-    for (int b = warp; b < blocks; b += kThreads / 32) s += partials[std::size_t(b) * np + k];
-  sums[warp][lane] = s;
-  __syncthreads();
-  if (warp != 0 || k >= np) return;
-  T g = sums[0][lane];
-  for (int w = 1; w < kThreads / 32; ++w) g += sums[w][lane];
-  grad[k] = g;
-  if (!adam.enabled) return;
-  const T lr = adam.step_consts[3 * step], c1 = adam.step_consts[3 * step + 1],
-          c2 = adam.step_consts[3 * step + 2];
-  const T m = adam.beta1 * adam.m[k] + (T(1) - adam.beta1) * g;
-  const T v = adam.beta2 * adam.v[k] + (T(1) - adam.beta2) * g * g;
-  adam.m[k] = m;
-  adam.v[k] = v;
-  adam.theta[k] -= lr * (m * c1) / (sqrt(v * c2) + adam.epsilon);
-}
-
-template <class T>
-__global__ void mlp_adam_kernel(int np, const T* __restrict__ grad, T* __restrict__ theta,
-                                T* __restrict__ mm, T* __restrict__ vv, T lr, T beta1, T beta2,
-                                T epsilon, T c1, T c2) {
-  pdl_start();
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= np) return;
-  const T g = grad[k];
-  const T m = beta1 * mm[k] + (T(1) - beta1) * g;
-  const T v = beta2 * vv[k] + (T(1) - beta2) * g * g;
-  mm[k] = m;
-  vv[k] = v;
-  theta[k] -= lr * (m * c1) / (sqrt(v * c2) + epsilon);
-}
-
 // Row stride of a tile's stream matrices: ≥ the columns rounded up to 4, 16-byte rows, and an
 // odd number of 16-byte units (consecutive rows in distinct banks).
 template <class T>
@@ -775,15 +689,6 @@ std::size_t pass_shared_elements(const MlpNetView<T>& net, int points, bool grad
          (hidden_rows + 3 * std::size_t(maxw)) * ld;
 }
 
-DeviceLimits device_limits() {
-  int dev = 0, sms = 0, optin = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-  return {sms, std::size_t(optin), std::size_t(per_sm)};
-}
-
 template <class T>
 using PassKernel = void (*)(MlpNetView<T>, MlpPassArgs<T>, int, int, int, int);
 
@@ -794,11 +699,9 @@ constexpr int kPassThreads = 512;
 template <class T>
 constexpr bool kPassMma = sizeof(T) == sizeof(double);
 
+// Its two instantiations of T (pass_block's Plain true and false; mlp_pass_kernel.cu).
 template <class T>
-PassKernel<T> pass_kernel(bool plain) {
-  return plain ? mlp_pass_kernel<T, kPassMma<T>, 2, true, kPassThreads>
-               : mlp_pass_kernel<T, kPassMma<T>, 2, false, kPassThreads>;
-}
+PassKernel<T> pass_kernel(bool plain);
 
 // Whether a pass takes pass_block's Plain instantiation.
 template <class T>
@@ -806,211 +709,4 @@ bool plain_pass(const MlpNetView<T>& net, const MlpPassArgs<T>& a) {
   return !a.general && (net.lap_dims <= 0 || net.lap_dims == net.dim);
 }
 
-constexpr std::size_t kPassStaticBytes = kPassThreads * sizeof(double) + 64;  // last block's
-
-// Once per precision, outside any graph capture (plan_mlp_tiling runs before every launch).
-template <class T>
-void configure_pass_kernel(const DeviceLimits& limits) {
-  static const bool configured = [&] {
-    for (bool plain : {true, false})
-      allow_shared_memory(pass_kernel<T>(plain), limits.shared_optin - kPassStaticBytes);
-    return true;
-  }();
-  (void)configured;
-}
-
-}  // namespace
-
-int mlp_device_sms() { return device_limits().sms; }
-
-template <class T>
-MlpNetView<T> make_mlp_net_view(const MlpOptions& options) {
-  const std::vector<int> sizes = mlp_layer_sizes(options.dim, options.layers);
-  if (options.dim < 1 || options.dim > kMlpMaxDim)
-    throw std::invalid_argument("the CUDA MLP backend supports 1 to " + std::to_string(kMlpMaxDim) +
-                                " dimensions, got " + std::to_string(options.dim));
-  if (int(sizes.size()) - 1 > kMlpMaxLayers)
-    throw std::invalid_argument("the CUDA MLP backend supports at most " +
-                                std::to_string(kMlpMaxLayers - 1) + " hidden layers");
-  for (int s : sizes)
-    if (s < 1) throw std::invalid_argument("MLP layer widths must be ≥ 1");
-  MlpNetView<T> net;
-  net.dim = options.dim;
-  net.layers = int(sizes.size()) - 1;
-  net.activation = int(parse_activation(options.activation));
-  net.lap_dims = options.laplacian_dims > 0 ? options.laplacian_dims : options.dim;
-  if (net.lap_dims > net.dim)
-    throw std::invalid_argument("the MLP's Laplacian cannot act on more coordinates (" +
-                                std::to_string(net.lap_dims) + ") than it has (" +
-                                std::to_string(net.dim) + ")");
-  int off = 0;
-  for (std::size_t l = 0; l < sizes.size(); ++l) net.sizes[l] = sizes[l];
-  for (int l = 1; l <= net.layers; ++l) {
-    net.w_offset[l - 1] = off;
-    off += sizes[l] * sizes[l - 1];
-    net.b_offset[l - 1] = off;
-    off += sizes[l];
-  }
-  net.n_params = off;
-  int ws = 0;
-  for (int l = 1; l <= net.layers; ++l) {
-    net.ws_stride[l - 1] = (sizes[l - 1] + 3) / 4 * 4;
-    net.ws_offset[l - 1] = ws;
-    ws += sizes[l] * net.ws_stride[l - 1];
-    net.ws_bias[l - 1] = ws;
-    ws += (sizes[l] + 3) / 4 * 4;
-  }
-  net.ws_size = ws;
-  for (int j = 0; j < net.dim; ++j) {
-    net.scale[j] = T(1);
-    net.shift[j] = T(0);
-  }
-  if (!options.input_min.empty() || !options.input_max.empty()) {
-    if (int(options.input_min.size()) != net.dim || int(options.input_max.size()) != net.dim)
-      throw std::invalid_argument("the MLP input map needs dim values in input_min and input_max");
-    for (int j = 0; j < net.dim; ++j) {
-      const double len = options.input_max[j] - options.input_min[j];
-      if (!(len > 0)) throw std::invalid_argument("the MLP input map needs input_max > input_min");
-      net.scale[j] = T(2.0 / len);
-      net.shift[j] = T(-2.0 * options.input_min[j] / len - 1.0);
-    }
-  }
-  return net;
-}
-
-template <class T>
-MlpTiling emulated_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
-                              int points, int grid, int variant) {
-  if (variant != kMlpTiledFloat && variant != kMlpTiled<T>)
-    throw std::invalid_argument("emulate_mlp_pass runs the tiled variants of its precision");
-  MlpTiling t;
-  t.variant = variant;
-  t.points = points;
-  t.ld = pass_ld<T>(net.dim, points);
-  t.tiles_interior = (n_int + points - 1) / points;
-  t.tiles_boundary = (n_bnd + points - 1) / points;
-  t.grid = grid;
-  t.shared_bytes = pass_shared_elements(net, points, gradient) * sizeof(T);
-  return t;
-}
-
-template <class T>
-void emulate_mlp_pass(const MlpNetView<T>& net, const MlpTiling& tiling, const MlpPassArgs<T>& a) {
-  std::vector<T> sm(tiling.shared_bytes / sizeof(T));
-  const int total = tiling.tiles_interior + tiling.tiles_boundary;
-  auto run = [&](auto mma, auto plain) {
-    for (int block = 0; block < tiling.grid; ++block)
-      pass_block<decltype(mma)::value, 2, decltype(plain)::value>(net, a, tiling.points, tiling.ld,
-                                                                  tiling.tiles_interior, total,
-                                                                  sm.data(), block, tiling.grid);
-  };
-  auto run_variant = [&](auto plain) {
-    if constexpr (kPassMma<T>)
-      if (tiling.variant == kMlpTiledDouble) return run(std::true_type{}, plain);
-    run(std::false_type{}, plain);
-  };
-  if (plain_pass(net, a))
-    run_variant(std::true_type{});
-  else
-    run_variant(std::false_type{});
-  if (a.out_u || !a.losses) return;
-  double se = 0, sb = 0;
-  for (int k = 0; k < a.n_int; ++k) se += double(a.e[k]) * double(a.e[k]);
-  for (int k = 0; k < a.n_bnd; ++k) sb += double(a.b[k]) * double(a.b[k]);
-  const double nn = double(std::max(a.n_int, 1)), kk = double(std::max(a.n_bnd, 1));
-  a.losses[3 * a.step] = 0.5 * se / nn + 0.5 * a.penalty * sb / kk;
-  a.losses[3 * a.step + 1] = std::sqrt(se / nn);
-  a.losses[3 * a.step + 2] = std::sqrt(sb / kk);
-  if (a.sums) {
-    a.sums[0] = se;
-    a.sums[1] = sb;
-  }
-}
-
-template <class T>
-MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool gradient,
-                          const MlpTuning& tuning) {
-  static const DeviceLimits limits = device_limits();
-  configure_pass_kernel<T>(limits);
-  // The point kernel takes the training passes it is faster at (mlp_plan.hpp), or is forced.
-  MlpTiling t;
-  if (tuning.kernel != MlpTuning::Kernel::kTiled &&
-      detail::plan_point_tiling(net, n_int, n_bnd, gradient, tuning, limits, t))
-    return t;
-  if (gradient && tuning.kernel == MlpTuning::Kernel::kPoint)
-    throw std::invalid_argument(
-        "the point-stationary MLP pass takes the training passes of 2D networks of hidden layers "
-        "of one width ≤ " +
-        std::to_string(kPtMaxWidth) + " with one output");
-  const TileChoice choice =
-      choose_tile_points(n_int, n_bnd, limits.sms, tuning.tile_points, [&](int p) {
-        const std::size_t bytes = pass_shared_elements(net, p, gradient) * sizeof(T);
-        if (bytes + kPassStaticBytes > limits.shared_optin) return 0;
-        // The plan serves both instantiations (pass_block's Plain): the fewer blocks.
-        int per_sm = 0, per_sm_other = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel<T>(true),
-                                                                 kPassThreads, bytes));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm_other, pass_kernel<T>(false), kPassThreads, bytes));
-        return std::min(per_sm, per_sm_other);
-      });
-  if (choice.points == 0)
-    throw std::runtime_error(
-        "the CUDA MLP pass needs " +
-        std::to_string(pass_shared_elements(net, 1, gradient) * sizeof(T) + kPassStaticBytes) +
-        " bytes of shared memory per block for one point (" + std::to_string(net.n_params) +
-        " parameters" + (gradient ? " and their gradient" : "") + "), the device allows " +
-        std::to_string(limits.shared_optin) + ": use narrower layers");
-  // The tiling emulate_mlp_pass gets, on the resident blocks or the tiles if fewer.
-  t = emulated_mlp_tiling(net, n_int, n_bnd, gradient, choice.points, 1, kMlpTiled<T>);
-  t.grid = std::max(1, std::min(t.tiles_interior + t.tiles_boundary, choice.resident));
-  return t;
-}
-
-template <class T>
-void launch_mlp_pass(MlpStream stream, const MlpNetView<T>& net, const MlpTiling& tiling,
-                     const MlpPassArgs<T>& args) {
-  const int total = tiling.tiles_interior + tiling.tiles_boundary;
-  if (total == 0) return;
-  if (tiling.variant == kMlpPoint) {
-    detail::launch_point_pass(stream, net, tiling, args);
-    return;
-  }
-  launch_mlp_kernel("mlp_pass_kernel", pass_kernel<T>(plain_pass(net, args)), tiling.grid,
-                    kPassThreads, tiling.shared_bytes, stream, tiling.overlap, net, args,
-                    tiling.points, tiling.ld, tiling.tiles_interior, total);
-}
-
-template <class T>
-void launch_mlp_reduce(MlpStream stream, const T* partials, int blocks, int n_params, T* grad,
-                       const MlpAdamArgs<T>& adam, const int* halt, int step, bool overlap) {
-  if (n_params == 0) return;
-  launch_mlp_kernel("mlp_reduce_kernel", mlp_reduce_kernel<T>, (n_params + 31) / 32, kThreads, 0,
-                    stream, overlap, partials, blocks, n_params, grad, adam, halt, step);
-}
-
-template <class T>
-void launch_mlp_adam(MlpStream stream, int n_params, const T* grad, T* theta, T* m, T* v,
-                     T learning_rate, T beta1, T beta2, T epsilon, T c1, T c2) {
-  if (n_params == 0) return;
-  launch_mlp_kernel("mlp_adam_kernel", mlp_adam_kernel<T>, (n_params + 255) / 256, 256, 0, stream,
-                    false, n_params, grad, theta, m, v, learning_rate, beta1, beta2, epsilon, c1,
-                    c2);
-}
-
-#define RBFPDE_MLP_INSTANTIATE(T)                                                                 \
-  template MlpNetView<T> make_mlp_net_view<T>(const MlpOptions&);                                 \
-  template MlpTiling emulated_mlp_tiling<T>(const MlpNetView<T>&, int, int, bool, int, int, int); \
-  template void emulate_mlp_pass<T>(const MlpNetView<T>&, const MlpTiling&,                       \
-                                    const MlpPassArgs<T>&);                                       \
-  template MlpTiling plan_mlp_tiling<T>(const MlpNetView<T>&, int, int, bool, const MlpTuning&);  \
-  template void launch_mlp_pass<T>(MlpStream, const MlpNetView<T>&, const MlpTiling&,             \
-                                   const MlpPassArgs<T>&);                                        \
-  template void launch_mlp_reduce<T>(MlpStream, const T*, int, int, T*, const MlpAdamArgs<T>&,    \
-                                     const int*, int, bool);                                      \
-  template void launch_mlp_adam<T>(MlpStream, int, const T*, T*, T*, T*, T, T, T, T, T, T);
-RBFPDE_MLP_INSTANTIATE(float)
-RBFPDE_MLP_INSTANTIATE(double)
-#undef RBFPDE_MLP_INSTANTIATE
-
-}  // namespace rbfpde::gpu
+}  // namespace rbfpde::gpu::detail
