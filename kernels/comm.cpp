@@ -39,12 +39,6 @@ std::shared_ptr<Communicator> serial_communicator() {
   return serial;
 }
 
-#ifndef RBFPDE_HAVE_CUDA_BACKEND
-std::shared_ptr<Communicator> make_device_communicator(std::shared_ptr<Communicator> host) {
-  return host;
-}
-#endif
-
 #ifndef RBFPDE_HAVE_MPI
 bool mpi_built() { return false; }
 std::string distributed_support() {

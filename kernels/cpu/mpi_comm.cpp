@@ -180,6 +180,10 @@ std::shared_ptr<Communicator> mpi_initialize(int* argc, char*** argv) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) {
+    // A process that mpirun did not start is an Open MPI singleton: isolated, it starts no
+    // runtime daemon, which saves about 0.5 s of every such run (rbfpde never spawns
+    // processes). A value the user set is kept; other MPI libraries ignore the name.
+    setenv("OMPI_MCA_ess_singleton_isolated", "1", /*overwrite=*/0);
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   }

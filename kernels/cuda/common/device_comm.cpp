@@ -6,6 +6,8 @@
 // waits for ever.
 #include "kernels/cuda/common/device_comm.hpp"
 
+#include "kernels/cuda/common/module_entry.hpp"
+
 #include <cuda_runtime.h>
 #ifdef RBFPDE_HAVE_NCCL
 #include <nccl.h>
@@ -241,8 +243,6 @@ void allgather(Communicator& comm, const float* in, std::size_t n, float* out,
   device_allgather(comm, in, n, out, stream);
 }
 
-}  // namespace gpu
-
 std::shared_ptr<Communicator> make_device_communicator(std::shared_ptr<Communicator> host) {
   if (!host || host->size() <= 1) return host;
   int count = 0;
@@ -266,4 +266,5 @@ std::shared_ptr<Communicator> make_device_communicator(std::shared_ptr<Communica
 #endif
 }
 
+}  // namespace gpu
 }  // namespace rbfpde

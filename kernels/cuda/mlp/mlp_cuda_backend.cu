@@ -37,6 +37,7 @@
 #include "kernels/cuda/common/device_comm.hpp"
 #include "kernels/cuda/common/device_sampler.hpp"
 #include "kernels/cuda/common/graph_cache.hpp"
+#include "kernels/cuda/common/module_entry.hpp"
 #include "kernels/cuda/common/pinned.hpp"
 #include "kernels/cuda/mlp/mlp_kernels.hpp"
 #include "kernels/mlp_backend.hpp"
@@ -618,25 +619,17 @@ class CudaMlpBackend final : public MlpBackend<T> {
 
 }  // namespace
 
-bool cuda_mlp_backend_built() { return true; }
-
 template <class T>
 std::unique_ptr<MlpBackend<T>> gpu::make_cuda_mlp_backend(const MlpOptions& options,
                                                           const MlpTuning& tuning) {
-  if (!cuda_device_available())
+  if (!gpu::device_available())
     throw std::runtime_error("the CUDA MLP backend was requested but no CUDA device is present");
   return std::make_unique<CudaMlpBackend<T>>(options, tuning);
 }
 
-template <class T>
-std::unique_ptr<MlpBackend<T>> make_cuda_mlp_backend(const MlpOptions& options) {
-  return gpu::make_cuda_mlp_backend<T>(options, gpu::MlpTuning{});
-}
-
 #define RBFPDE_MLP_BACKEND_INSTANTIATE(T)                                                       \
   template std::unique_ptr<MlpBackend<T>> gpu::make_cuda_mlp_backend<T>(const MlpOptions&,      \
-                                                                        const gpu::MlpTuning&); \
-  template std::unique_ptr<MlpBackend<T>> make_cuda_mlp_backend<T>(const MlpOptions&);
+                                                                        const gpu::MlpTuning&);
 RBFPDE_MLP_BACKEND_INSTANTIATE(float)
 RBFPDE_MLP_BACKEND_INSTANTIATE(double)
 #undef RBFPDE_MLP_BACKEND_INSTANTIATE

@@ -1,18 +1,21 @@
-// make_cuda_backend: the CUDA RBF backend (cuda_rbf_backend.cuh) for dimension 2, 3 or 4;
-// cuda_device_available; and gpu::backend_stream and gpu::set_problem_operator (launchers.hpp),
+// gpu::make_rbf_backend (make_cuda_backend of backend.hpp, through librbfpde_cuda.so's entry
+// table): the CUDA RBF backend (cuda_rbf_backend.cuh) for dimension 2, 3 or 4;
+// gpu::device_available; and gpu::backend_stream and gpu::set_problem_operator (launchers.hpp),
 // which reach a CUDA backend through its RbfBackend interface.
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/backend.hpp"
+#include "kernels/cuda/common/cuda_check.hpp"
+#include "kernels/cuda/common/module_entry.hpp"
 #include "kernels/cuda/rbf/cuda_rbf_backend.cuh"
 
 namespace rbfpde {
 
 using cuda_detail::CudaRbfBackend;
 
-bool cuda_device_available() {
+bool gpu::device_available() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
@@ -23,8 +26,8 @@ bool cuda_device_available() {
 }
 
 template <class T>
-std::unique_ptr<RbfBackend<T>> make_cuda_backend(const BackendOptions& options) {
-  if (!cuda_device_available())
+std::unique_ptr<RbfBackend<T>> gpu::make_rbf_backend(const BackendOptions& options) {
+  if (!gpu::device_available())
     throw std::runtime_error("the CUDA backend was requested but no CUDA device is present");
   if (options.dim == 2) return std::make_unique<CudaRbfBackend<T, 2>>(options);
   if (options.dim == 3) return std::make_unique<CudaRbfBackend<T, 3>>(options);
@@ -66,7 +69,7 @@ void set_problem_operator(RbfBackend<float>& backend, const Problem& problem,
 }
 }  // namespace gpu
 
-template std::unique_ptr<RbfBackend<double>> make_cuda_backend<double>(const BackendOptions&);
-template std::unique_ptr<RbfBackend<float>> make_cuda_backend<float>(const BackendOptions&);
+template std::unique_ptr<RbfBackend<double>> gpu::make_rbf_backend<double>(const BackendOptions&);
+template std::unique_ptr<RbfBackend<float>> gpu::make_rbf_backend<float>(const BackendOptions&);
 
 }  // namespace rbfpde

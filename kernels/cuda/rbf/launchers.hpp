@@ -196,7 +196,7 @@ void launch_accept_weights(Stream stream, const T* solution, const int* info, T*
                            DeviceScalars* scalars);
 
 // cuda_backend.cu ------------------------------------------------------------------------------
-// The stream a CUDA backend (made by make_cuda_backend<T>) enqueues on, for benchmarks that time
+// The stream a CUDA backend (made by make_cuda_backend<T> or gpu::make_rbf_backend<T>) enqueues on, for benchmarks that time
 // its calls with CUDA events; throws std::invalid_argument for any other backend.
 Stream backend_stream(RbfBackend<double>& backend);
 Stream backend_stream(RbfBackend<float>& backend);
