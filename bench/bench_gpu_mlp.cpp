@@ -25,6 +25,7 @@ int main() {
 #include <utility>
 #include <vector>
 
+#include "kernels/backend.hpp"
 #include "kernels/cuda/mlp/mlp_kernels.hpp"
 #include "kernels/mlp_backend.hpp"
 #include "problems/problem.hpp"

@@ -29,7 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/backend.hpp"
+#include "kernels/comm.hpp"
+#include "kernels/loss_parts.hpp"
 #include "kernels/mlp_math.hpp"
 #include "problems/problem.hpp"
 

@@ -5,9 +5,8 @@
 //
 // A packed boundary tile (four boundary points a lane) costs about `cost` interior tiles (two on
 // an H200 in float and double: its activations and adjoints run over every slot). Dealt round
-// robin after the interior tiles, the boundary tiles fell on blocks that already had a full share
-// of interior tiles, and those blocks set the pass's time: at 16384 + 1024 points, float on 264
-// blocks, the last block ended 40 µs after the median one (bench/RESULTS.md). Here the blocks
+// robin after the interior tiles, the boundary tiles would fall on blocks that already have a
+// full share of interior tiles, and those blocks would set the pass's time. Here the blocks
 // form columns of a table of rounds: boundary tile j sits in column G − 1 − (j mod G), taking
 // `cost` rounds of it, and the interior tiles fill the other cells round by round, column by
 // column. A block walks its column: its boundary tiles first, then its interior tiles.

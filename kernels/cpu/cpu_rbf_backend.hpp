@@ -4,8 +4,8 @@
 //
 // A batch that is not Poisson/Dirichlet (CollocationBatch::poisson_dirichlet() false) takes the
 // general rows of rbf_math.hpp everywhere — interior a·Δₛφ + b·∇φ + c·φ, boundary
-// α·φ + β·∂φ/∂n, and their centre and width derivatives; the Poisson path is kept as it was,
-// for its speed and its numbers.
+// α·φ + β·∂φ/∂n, and their centre and width derivatives; a Poisson/Dirichlet batch takes the
+// Poisson path, which forms Δφ and φ with no coefficient arrays.
 //
 // With several ranks (BackendOptions::comm), each holds its share of the points and the counts N
 // and K are those of the union: every sum over points is a local sum all-reduced at the point

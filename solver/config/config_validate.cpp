@@ -307,8 +307,7 @@ ModelConfig read_model(const Field& field) {
 //   the boundary values carry most of the error into the interior); one fixed
 //   batch; at most 1000 iterations, stopped by the validation loss's plateau (patience 150
 //   iterations) rather than a tolerance; kVarproRestarts neuron relocations at stalls. The
-//   slowest seeds of the 2D problems still descend steadily at 400 iterations (bench/RESULTS.md,
-//   "Accuracy over training seeds").
+//   slowest seeds of the 2D problems still descend steadily at 400 iterations.
 // Five restarts: escalated (5 %, 10 %, 20 %, 40 %, 50 % of the neurons), the fourth left a minimum
 // the first three returned to (the CPU seed problem's seed 3: 1.2e-6 → 5.5e-10).
 constexpr int kVarproRestarts = 5;

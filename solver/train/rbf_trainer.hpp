@@ -12,6 +12,7 @@
 #include "problems/problem.hpp"
 #include "problems/random.hpp"
 #include "solver/config/config.hpp"
+#include "solver/train/restart_hooks.hpp"
 #include "solver/train/train_outcome.hpp"
 #include "solver/train/training_rules.hpp"
 
@@ -43,21 +44,6 @@ using ReportFn = std::function<bool(long cycle, double seconds, const LossParts&
 // projection's width search tries first: √2^k, k = 0 … 6.
 inline constexpr double kWidthScales[] = {1.0, 1.4142135623730951, 2.0, 2.8284271247461903,
                                           4.0, 5.6568542494923806, 8.0};
-
-// What the caller's validation monitor has to do with variable projection's width search and
-// restarts (docs/mathematics.md, "The width search", "Restarts"). Any may be empty.
-struct RestartHooks {
-  // Called at every restart with its cycle and a one-line note, before the iterations continue.
-  std::function<void(long cycle, const std::string& note)> restarted;
-  // Called once after variable projection's width search with a one-line note.
-  std::function<void(const std::string& note)> widths_chosen;
-  // Asked when a report stops the run: when the stop is the validation loss's plateau, that loss
-  // over the validation data's own (the loss of the zero network); NaN for any other stop.
-  std::function<double()> plateau_loss_ratio;
-  // Asked at every other report: when the validation loss has progressed slowly (under 10 % in
-  // training.patience cycles), that loss over the validation data's own; NaN otherwise.
-  std::function<double()> slow_loss_ratio;
-};
 
 template <class T>
 class RbfTrainer {

@@ -13,7 +13,7 @@
 
 #include "problems/problem.hpp"
 #include "solver/config/config.hpp"
-#include "solver/train/rbf_trainer.hpp"
+#include "solver/train/restart_hooks.hpp"
 #include "solver/train/run_output.hpp"
 #include "solver/train/validation.hpp"
 

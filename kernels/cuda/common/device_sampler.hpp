@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/rbf/launchers.hpp"
+#include "kernels/cuda/common/stream.hpp"
 #include "kernels/sampler_source.hpp"
 #include "problems/problem.hpp"
 

@@ -51,8 +51,7 @@ struct MlpNetView {
 template <class T>
 MlpNetView<T> make_mlp_net_view(const MlpOptions& options);
 
-// The pass kernels the planner chooses from (MlpTiling::variant; the numbers bench/RESULTS.md
-// uses):
+// The pass kernels the planner chooses from (MlpTiling::variant):
 //   1, 2: the tiled kernel, 512 threads: SIMT GEMMs with 2 × 4 micro-tiles in float (1), DMMA
 //         tensor-core GEMMs in double (2); every network, training, residual and evaluation.
 //   4:    the point-stationary kernel (mlp_point_kernel.cu): training and residual passes of 2D
@@ -90,10 +89,9 @@ struct MlpTiling {
   std::size_t scratch_elements = 0;
   // The pass launches with programmatic dependent launch (its blocks start, and zero-fill their
   // shared memory, while the reduction before it finishes; mlp_device.cuh): the point kernel
-  // (the tiled kernels ran 2 % slower with it). overlap_reduce: so does the reduction after the
-  // pass (its blocks start while the pass's last blocks run): the point kernel when each block
-  // takes one tile (with more tiles than blocks its waiting blocks slow the pass's last ones;
-  // bench/RESULTS.md).
+  // only. overlap_reduce: so does the reduction after the pass (its blocks start while the
+  // pass's last blocks run): the point kernel when each block takes one tile (with more tiles
+  // than blocks, waiting reduction blocks would take SM slots from the pass's last tiles).
   bool overlap = false, overlap_reduce = false;
 };
 
@@ -107,9 +105,7 @@ MlpTiling plan_mlp_tiling(const MlpNetView<T>& net, int n_int, int n_bnd, bool g
 
 // Field order: what the Poisson/Dirichlet passes read comes first, the general rows' fields and
 // `sums` last. The kernels read their arguments at these offsets, and ptxas's register allocation
-// of the float point kernel changes with them: with the general rows' fields after `penalty`,
-// the 16384 + 1024 float batch trained 2 % slower on an H200 (bench/RESULTS.md, "Before and
-// after the MLP cleanup"). MlpNetView keeps lap_dims last for the same reason.
+// of the float point kernel depends on them. MlpNetView keeps lap_dims last for the same reason.
 template <class T>
 struct MlpPassArgs {
   const T* theta = nullptr;

@@ -502,9 +502,8 @@ MLP_HD int tile_streams(const MlpPassArgs<T>& a, bool interior, int start, int c
 // One block's share of a pass: θ into shared memory `sm`, then tiles block, block + grid, …;
 // ends with the block's gradient accumulators in partials[block] (training passes). Plain: a
 // pass of Poisson/Dirichlet rows (a.general false) with the Laplacian over every coordinate; its
-// instantiation leaves out the general rows and the coordinates past the Laplacian's, whose
-// code, compiled in, changes the plain passes' register allocation (float 104 → 122 registers,
-// double 124 → 128; bench/RESULTS.md). plain_pass() picks it.
+// instantiation leaves out the general rows and the coordinates past the Laplacian's, so that
+// their code does not enter the plain passes' register allocation. plain_pass() picks it.
 template <bool Mma, int RM, bool Plain, class T>
 MLP_HD void pass_block(const MlpNetView<T>& net, const MlpPassArgs<T>& a, const int P, const int ld,
                        const int tiles_int, const int tiles_total, T* const sm, const int block,
@@ -692,9 +691,9 @@ std::size_t pass_shared_elements(const MlpNetView<T>& net, int points, bool grad
 template <class T>
 using PassKernel = void (*)(MlpNetView<T>, MlpPassArgs<T>, int, int, int, int);
 
-// The tiled kernel of each precision: SIMT in float (3xTF32 on the tensor cores gained nothing:
-// its three MMAs and operand splitting cost as many instructions as the FFMAs they replace, and
-// it is 1e-5 less exact), DMMA in double (1.6× the SIMT kernel on an H200; bench/RESULTS.md).
+// The tiled kernel of each precision: SIMT FMA GEMMs in float, DMMA tensor-core GEMMs in double.
+// (3xTF32 would replace each FFMA by three MMAs and operand splitting: as many instructions,
+// and 1e-5 less exact.)
 constexpr int kPassThreads = 512;
 template <class T>
 constexpr bool kPassMma = sizeof(T) == sizeof(double);

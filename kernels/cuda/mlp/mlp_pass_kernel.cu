@@ -13,8 +13,8 @@
 // negligible. Shared memory (θ, the gradient accumulators, 350 stream rows) leaves one block of
 // 16 warps per SM, and a tile runs 24 barrier-separated phases: the 6 GEMM phases take 2/3 of
 // the time, the 12 elementwise ones 1/3, and the GEMM phases are latency-bound (short dependent
-// MMA/FMA chains per warp, one block per SM). Large batches of the networks it takes go to the
-// point-stationary kernel instead (bench/RESULTS.md).
+// MMA/FMA chains per warp, one block per SM). Large batches of the networks the
+// point-stationary kernel takes go to that kernel instead (plan_mlp_tiling).
 #include "kernels/cuda/mlp/mlp_device.cuh"
 #include "kernels/cuda/mlp/mlp_kernels.hpp"
 #include "kernels/cuda/mlp/mlp_pass_block.cuh"

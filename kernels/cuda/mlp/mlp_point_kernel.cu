@@ -59,8 +59,7 @@ namespace {
 // partials row and later tiles add to them (no zeroing pass over the row). The pass launches with
 // programmatic dependent launch (MlpTiling::overlap, mlp_device.cuh): a block zero-fills its
 // shared memory while the reduction before it finishes; so does the reduction after it when each
-// block takes one tile (MlpTiling::overlap_reduce). bench/RESULTS.md has the measurements of each
-// of these choices and what was tried.
+// block takes one tile (MlpTiling::overlap_reduce).
 // Features of every hidden layer a thread owns (R, a template parameter of the kernel): 5 in
 // float; in double 5 for widths ≤ 60 and 10 above (pt_rows). In float a width-50 network then
 // takes 10 warps a 32-point tile at 96 registers: two blocks, 20 warps an SM. In double, 10 warps
@@ -103,8 +102,8 @@ struct PtLayout {
 };
 
 // Double runs the weight gradient, the adjoint and the forward GEMM on the tensor cores (DMMA);
-// float keeps the FMA units (3xTF32 was slower: bench/RESULTS.md). Each kernel holds only its own
-// path: the other one's code in the instruction cache cost float 1–4 %.
+// float keeps the FMA units. Each kernel holds only its own path, so that the other one's code
+// takes no room in the instruction cache.
 template <class T>
 constexpr bool kPtTensorCores = sizeof(T) == sizeof(double);
 

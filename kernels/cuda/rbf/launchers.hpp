@@ -13,7 +13,7 @@
 
 #include <cstddef>
 
-struct CUstream_st;
+#include "kernels/cuda/common/stream.hpp"
 
 namespace rbfpde {
 template <class T>
@@ -25,8 +25,6 @@ struct OperatorText;
 }
 
 namespace rbfpde::gpu {
-
-using Stream = CUstream_st*;
 
 // X(T, D) for every scalar type and dimension the kernels are built for (the launchers' explicit
 // instantiations).
