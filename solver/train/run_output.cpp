@@ -310,7 +310,7 @@ void RunOutput::write_summary(const SolveResult& result, const Json& model_count
   summary.set("diverged", o.diverged);
   if (o.diverged) {
     summary.set("divergence", o.divergence);
-    summary.set("note", "training diverged; the outputs hold the best parameters found sound");
+    summary.set("note", "training diverged; the outputs hold " + outputs_held(result));
   }
   summary.set("sound", result.unsound.empty() && !o.diverged);
   if (!result.unsound.empty()) {
