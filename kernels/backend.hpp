@@ -253,6 +253,9 @@ std::unique_ptr<RbfBackend<T>> make_cpu_backend(const BackendOptions& options);
 
 // True when this build has the CUDA backend and a CUDA device is present.
 bool cuda_device_available();
+// Why cuda_device_available() is false, as a phrase ("no CUDA device is present", "no NVIDIA
+// driver (libcuda.so.1) was found", the loader's error, …); empty when it is true.
+std::string cuda_unavailable_reason();
 // Throws std::runtime_error when the build has no CUDA backend or no device is present.
 template <class T>
 std::unique_ptr<RbfBackend<T>> make_cuda_backend(const BackendOptions& options);

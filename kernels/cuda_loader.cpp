@@ -94,6 +94,12 @@ bool cuda_device_available() {
   return l.module && l.module->device_available();
 }
 
+std::string cuda_unavailable_reason() {
+  const Loaded& l = loaded();
+  if (!l.module) return l.why_not;
+  return l.module->device_available() ? "" : "no CUDA device is present";
+}
+
 template <class T>
 std::unique_ptr<RbfBackend<T>> make_cuda_backend(const BackendOptions& options) {
   const CudaModule& m = module_or_throw("backend");
@@ -127,6 +133,8 @@ std::shared_ptr<Communicator> make_device_communicator(std::shared_ptr<Communica
 namespace rbfpde {
 
 bool cuda_device_available() { return false; }
+
+std::string cuda_unavailable_reason() { return "this build of rbfpde has no CUDA backend"; }
 
 template <class T>
 std::unique_ptr<RbfBackend<T>> make_cuda_backend(const BackendOptions&) {

@@ -197,11 +197,12 @@ SolveResult solve(const Config& config, const Problem& problem, const SolveOptio
   const std::string backend = resolve_backend(config.compute.backend);
   if (backend == "cuda" && !cuda_device_available())
     throw InputError(config.compute.backend_loc, "compute.backend",
-                     "cuda was asked for, but no CUDA device is present (use auto or cpu)");
+                     "cuda was asked for, but " + cuda_unavailable_reason() +
+                         " (use auto or cpu)");
   if (backend == "cpu") check_host_memory(config, problem.dim());
   check_output_directory(config);
   if (config.compute.backend == "auto" && backend == "cpu" && options.progress && !options.quiet)
-    *options.progress << "note: no CUDA device found: running on the CPU\n";
+    *options.progress << "note: running on the CPU: " << cuda_unavailable_reason() << "\n";
   if (config.model.type == "mlp") return solve_mlp(config, problem, options, backend);
   return solve_rbf(config, problem, options, backend);
 }

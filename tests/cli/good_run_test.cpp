@@ -577,5 +577,23 @@ TEST(CliDivergence, QuietRunStillSaysItDivergedOnStderr) {
   EXPECT_EQ(json_raw(read_text(dir / "out/summary.json"), "diverged"), "true");
 }
 
+// Where the GPU cannot be used, `--backend cuda` is refused with the reason (no driver, no
+// device, the library not loadable), and `auto` runs on the CPU saying the same reason.
+TEST(CliBackend, NoGpuSaysWhy) {
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  const std::string why = cuda_unavailable_reason();
+  ASSERT_FALSE(why.empty());
+  TempDir dir;
+  write_text(dir / "c.yaml", good_config());
+  const RunResult cuda = run_rbfpde({"solve", "c.yaml", "--backend", "cuda"}, dir.path());
+  EXPECT_EQ(cuda.exit_code, 2) << cuda.err;
+  EXPECT_NE(cuda.err.find("cuda was asked for, but " + why), std::string::npos) << cuda.err;
+  const RunResult automatic = run_rbfpde(
+      {"solve", "c.yaml", "--backend", "auto", "--set", "training.max_cycles=2"}, dir.path());
+  EXPECT_EQ(automatic.exit_code, 0) << automatic.err;
+  EXPECT_NE(automatic.err.find("note: running on the CPU: " + why), std::string::npos)
+      << automatic.err;
+}
+
 }  // namespace
 }  // namespace rbfpde::cli_test
