@@ -329,106 +329,23 @@ void CudaRbfBackend<T, D>::cholesky_solve(T* a, int p, T* rhs) {
   CUSOLVER_CHECK(gpu::blas::potrs(cusolver_, p, a, rhs, info_.data() + 1));
 }
 
-template LossParts CudaRbfBackend<double, 2>::gdcg_cycle(const RbfBackend<double>::GdcgCycle&);
-template LossParts CudaRbfBackend<double, 2>::gradient(RbfParameters<double>&);
-template CgResult CudaRbfBackend<double, 2>::solve_weights_cg(int, double);
-template void CudaRbfBackend<double, 2>::solve_weights_direct(double);
-template void CudaRbfBackend<double, 2>::enqueue_gd_steps(int, double);
-template void CudaRbfBackend<double, 2>::prepare_solver_buffers();
-template void CudaRbfBackend<double, 2>::enqueue_solve_cg(int, double);
-template void CudaRbfBackend<double, 2>::solve_cg_cublas(int, double);
-template std::vector<double> CudaRbfBackend<double, 2>::cycle_key(
-    const RbfBackend<double>::GdcgCycle&) const;
-template cudaGraphExec_t CudaRbfBackend<double, 2>::capture_cycle(
-    const RbfBackend<double>::GdcgCycle&, const std::vector<double>&);
-template void CudaRbfBackend<double, 2>::assemble_system();
-template void CudaRbfBackend<double, 2>::gram_from_features(int);
-template void CudaRbfBackend<double, 2>::ensure_side_streams();
-template void CudaRbfBackend<double, 2>::cholesky_solve(double*, int, double*);
-
-template LossParts CudaRbfBackend<double, 3>::gdcg_cycle(const RbfBackend<double>::GdcgCycle&);
-template LossParts CudaRbfBackend<double, 3>::gradient(RbfParameters<double>&);
-template CgResult CudaRbfBackend<double, 3>::solve_weights_cg(int, double);
-template void CudaRbfBackend<double, 3>::solve_weights_direct(double);
-template void CudaRbfBackend<double, 3>::enqueue_gd_steps(int, double);
-template void CudaRbfBackend<double, 3>::prepare_solver_buffers();
-template void CudaRbfBackend<double, 3>::enqueue_solve_cg(int, double);
-template void CudaRbfBackend<double, 3>::solve_cg_cublas(int, double);
-template std::vector<double> CudaRbfBackend<double, 3>::cycle_key(
-    const RbfBackend<double>::GdcgCycle&) const;
-template cudaGraphExec_t CudaRbfBackend<double, 3>::capture_cycle(
-    const RbfBackend<double>::GdcgCycle&, const std::vector<double>&);
-template void CudaRbfBackend<double, 3>::assemble_system();
-template void CudaRbfBackend<double, 3>::gram_from_features(int);
-template void CudaRbfBackend<double, 3>::ensure_side_streams();
-template void CudaRbfBackend<double, 3>::cholesky_solve(double*, int, double*);
-
-template LossParts CudaRbfBackend<double, 4>::gdcg_cycle(const RbfBackend<double>::GdcgCycle&);
-template LossParts CudaRbfBackend<double, 4>::gradient(RbfParameters<double>&);
-template CgResult CudaRbfBackend<double, 4>::solve_weights_cg(int, double);
-template void CudaRbfBackend<double, 4>::solve_weights_direct(double);
-template void CudaRbfBackend<double, 4>::enqueue_gd_steps(int, double);
-template void CudaRbfBackend<double, 4>::prepare_solver_buffers();
-template void CudaRbfBackend<double, 4>::enqueue_solve_cg(int, double);
-template void CudaRbfBackend<double, 4>::solve_cg_cublas(int, double);
-template std::vector<double> CudaRbfBackend<double, 4>::cycle_key(
-    const RbfBackend<double>::GdcgCycle&) const;
-template cudaGraphExec_t CudaRbfBackend<double, 4>::capture_cycle(
-    const RbfBackend<double>::GdcgCycle&, const std::vector<double>&);
-template void CudaRbfBackend<double, 4>::assemble_system();
-template void CudaRbfBackend<double, 4>::gram_from_features(int);
-template void CudaRbfBackend<double, 4>::ensure_side_streams();
-template void CudaRbfBackend<double, 4>::cholesky_solve(double*, int, double*);
-
-template LossParts CudaRbfBackend<float, 2>::gdcg_cycle(const RbfBackend<float>::GdcgCycle&);
-template LossParts CudaRbfBackend<float, 2>::gradient(RbfParameters<float>&);
-template CgResult CudaRbfBackend<float, 2>::solve_weights_cg(int, float);
-template void CudaRbfBackend<float, 2>::solve_weights_direct(float);
-template void CudaRbfBackend<float, 2>::enqueue_gd_steps(int, float);
-template void CudaRbfBackend<float, 2>::prepare_solver_buffers();
-template void CudaRbfBackend<float, 2>::enqueue_solve_cg(int, float);
-template void CudaRbfBackend<float, 2>::solve_cg_cublas(int, float);
-template std::vector<double> CudaRbfBackend<float, 2>::cycle_key(
-    const RbfBackend<float>::GdcgCycle&) const;
-template cudaGraphExec_t CudaRbfBackend<float, 2>::capture_cycle(
-    const RbfBackend<float>::GdcgCycle&, const std::vector<double>&);
-template void CudaRbfBackend<float, 2>::assemble_system();
-template void CudaRbfBackend<float, 2>::gram_from_features(int);
-template void CudaRbfBackend<float, 2>::ensure_side_streams();
-template void CudaRbfBackend<float, 2>::cholesky_solve(float*, int, float*);
-
-template LossParts CudaRbfBackend<float, 3>::gdcg_cycle(const RbfBackend<float>::GdcgCycle&);
-template LossParts CudaRbfBackend<float, 3>::gradient(RbfParameters<float>&);
-template CgResult CudaRbfBackend<float, 3>::solve_weights_cg(int, float);
-template void CudaRbfBackend<float, 3>::solve_weights_direct(float);
-template void CudaRbfBackend<float, 3>::enqueue_gd_steps(int, float);
-template void CudaRbfBackend<float, 3>::prepare_solver_buffers();
-template void CudaRbfBackend<float, 3>::enqueue_solve_cg(int, float);
-template void CudaRbfBackend<float, 3>::solve_cg_cublas(int, float);
-template std::vector<double> CudaRbfBackend<float, 3>::cycle_key(
-    const RbfBackend<float>::GdcgCycle&) const;
-template cudaGraphExec_t CudaRbfBackend<float, 3>::capture_cycle(
-    const RbfBackend<float>::GdcgCycle&, const std::vector<double>&);
-template void CudaRbfBackend<float, 3>::assemble_system();
-template void CudaRbfBackend<float, 3>::gram_from_features(int);
-template void CudaRbfBackend<float, 3>::ensure_side_streams();
-template void CudaRbfBackend<float, 3>::cholesky_solve(float*, int, float*);
-
-template LossParts CudaRbfBackend<float, 4>::gdcg_cycle(const RbfBackend<float>::GdcgCycle&);
-template LossParts CudaRbfBackend<float, 4>::gradient(RbfParameters<float>&);
-template CgResult CudaRbfBackend<float, 4>::solve_weights_cg(int, float);
-template void CudaRbfBackend<float, 4>::solve_weights_direct(float);
-template void CudaRbfBackend<float, 4>::enqueue_gd_steps(int, float);
-template void CudaRbfBackend<float, 4>::prepare_solver_buffers();
-template void CudaRbfBackend<float, 4>::enqueue_solve_cg(int, float);
-template void CudaRbfBackend<float, 4>::solve_cg_cublas(int, float);
-template std::vector<double> CudaRbfBackend<float, 4>::cycle_key(
-    const RbfBackend<float>::GdcgCycle&) const;
-template cudaGraphExec_t CudaRbfBackend<float, 4>::capture_cycle(
-    const RbfBackend<float>::GdcgCycle&, const std::vector<double>&);
-template void CudaRbfBackend<float, 4>::assemble_system();
-template void CudaRbfBackend<float, 4>::gram_from_features(int);
-template void CudaRbfBackend<float, 4>::ensure_side_streams();
-template void CudaRbfBackend<float, 4>::cholesky_solve(float*, int, float*);
+// The members defined above, for every (T, D) make_cuda_backend builds.
+#define RBFPDE_INSTANTIATE(T, D) \
+  template LossParts CudaRbfBackend<T, D>::gdcg_cycle(const RbfBackend<T>::GdcgCycle&); \
+  template LossParts CudaRbfBackend<T, D>::gradient(RbfParameters<T>&); \
+  template CgResult CudaRbfBackend<T, D>::solve_weights_cg(int, T); \
+  template void CudaRbfBackend<T, D>::solve_weights_direct(T); \
+  template void CudaRbfBackend<T, D>::enqueue_gd_steps(int, T); \
+  template void CudaRbfBackend<T, D>::prepare_solver_buffers(); \
+  template void CudaRbfBackend<T, D>::enqueue_solve_cg(int, T); \
+  template void CudaRbfBackend<T, D>::solve_cg_cublas(int, T); \
+  template std::vector<double> CudaRbfBackend<T, D>::cycle_key( const RbfBackend<T>::GdcgCycle&) const; \
+  template cudaGraphExec_t CudaRbfBackend<T, D>::capture_cycle( const RbfBackend<T>::GdcgCycle&, const std::vector<double>&); \
+  template void CudaRbfBackend<T, D>::assemble_system(); \
+  template void CudaRbfBackend<T, D>::gram_from_features(int); \
+  template void CudaRbfBackend<T, D>::ensure_side_streams(); \
+  template void CudaRbfBackend<T, D>::cholesky_solve(T*, int, T*);
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
+#undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::cuda_detail

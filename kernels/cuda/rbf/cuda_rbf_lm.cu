@@ -166,76 +166,19 @@ void CudaRbfBackend<T, D>::enqueue_lm_try(int p, int lwork, int first, const T* 
   if (with_residuals) enqueue_residuals();
 }
 
-template LossParts CudaRbfBackend<double, 2>::lm_prepare();
-template LossParts CudaRbfBackend<double, 2>::lm_try(double);
-template void CudaRbfBackend<double, 2>::lm_system(std::vector<double>&,
-                                                   std::vector<double>&) const;
-template void CudaRbfBackend<double, 2>::lm_reject();
-template void CudaRbfBackend<double, 2>::enqueue_jacobian();
-template void CudaRbfBackend<double, 2>::size_lm_buffers(int, int);
-template void CudaRbfBackend<double, 2>::enqueue_lm_prepare();
-template void CudaRbfBackend<double, 2>::normal_equations(int, int, const double*, int,
-                                                          const double*);
-template bool CudaRbfBackend<double, 2>::try_step(double, int, double, int, const double*);
-template void CudaRbfBackend<double, 2>::enqueue_lm_try(int, int, int, const double*, bool);
-
-template LossParts CudaRbfBackend<double, 3>::lm_prepare();
-template LossParts CudaRbfBackend<double, 3>::lm_try(double);
-template void CudaRbfBackend<double, 3>::lm_system(std::vector<double>&,
-                                                   std::vector<double>&) const;
-template void CudaRbfBackend<double, 3>::lm_reject();
-template void CudaRbfBackend<double, 3>::enqueue_jacobian();
-template void CudaRbfBackend<double, 3>::size_lm_buffers(int, int);
-template void CudaRbfBackend<double, 3>::enqueue_lm_prepare();
-template void CudaRbfBackend<double, 3>::normal_equations(int, int, const double*, int,
-                                                          const double*);
-template bool CudaRbfBackend<double, 3>::try_step(double, int, double, int, const double*);
-template void CudaRbfBackend<double, 3>::enqueue_lm_try(int, int, int, const double*, bool);
-
-template LossParts CudaRbfBackend<double, 4>::lm_prepare();
-template LossParts CudaRbfBackend<double, 4>::lm_try(double);
-template void CudaRbfBackend<double, 4>::lm_system(std::vector<double>&,
-                                                   std::vector<double>&) const;
-template void CudaRbfBackend<double, 4>::lm_reject();
-template void CudaRbfBackend<double, 4>::enqueue_jacobian();
-template void CudaRbfBackend<double, 4>::size_lm_buffers(int, int);
-template void CudaRbfBackend<double, 4>::enqueue_lm_prepare();
-template void CudaRbfBackend<double, 4>::normal_equations(int, int, const double*, int,
-                                                          const double*);
-template bool CudaRbfBackend<double, 4>::try_step(double, int, double, int, const double*);
-template void CudaRbfBackend<double, 4>::enqueue_lm_try(int, int, int, const double*, bool);
-
-template LossParts CudaRbfBackend<float, 2>::lm_prepare();
-template LossParts CudaRbfBackend<float, 2>::lm_try(float);
-template void CudaRbfBackend<float, 2>::lm_system(std::vector<float>&, std::vector<float>&) const;
-template void CudaRbfBackend<float, 2>::lm_reject();
-template void CudaRbfBackend<float, 2>::enqueue_jacobian();
-template void CudaRbfBackend<float, 2>::size_lm_buffers(int, int);
-template void CudaRbfBackend<float, 2>::enqueue_lm_prepare();
-template void CudaRbfBackend<float, 2>::normal_equations(int, int, const float*, int, const float*);
-template bool CudaRbfBackend<float, 2>::try_step(double, int, float, int, const float*);
-template void CudaRbfBackend<float, 2>::enqueue_lm_try(int, int, int, const float*, bool);
-
-template LossParts CudaRbfBackend<float, 3>::lm_prepare();
-template LossParts CudaRbfBackend<float, 3>::lm_try(float);
-template void CudaRbfBackend<float, 3>::lm_system(std::vector<float>&, std::vector<float>&) const;
-template void CudaRbfBackend<float, 3>::lm_reject();
-template void CudaRbfBackend<float, 3>::enqueue_jacobian();
-template void CudaRbfBackend<float, 3>::size_lm_buffers(int, int);
-template void CudaRbfBackend<float, 3>::enqueue_lm_prepare();
-template void CudaRbfBackend<float, 3>::normal_equations(int, int, const float*, int, const float*);
-template bool CudaRbfBackend<float, 3>::try_step(double, int, float, int, const float*);
-template void CudaRbfBackend<float, 3>::enqueue_lm_try(int, int, int, const float*, bool);
-
-template LossParts CudaRbfBackend<float, 4>::lm_prepare();
-template LossParts CudaRbfBackend<float, 4>::lm_try(float);
-template void CudaRbfBackend<float, 4>::lm_system(std::vector<float>&, std::vector<float>&) const;
-template void CudaRbfBackend<float, 4>::lm_reject();
-template void CudaRbfBackend<float, 4>::enqueue_jacobian();
-template void CudaRbfBackend<float, 4>::size_lm_buffers(int, int);
-template void CudaRbfBackend<float, 4>::enqueue_lm_prepare();
-template void CudaRbfBackend<float, 4>::normal_equations(int, int, const float*, int, const float*);
-template bool CudaRbfBackend<float, 4>::try_step(double, int, float, int, const float*);
-template void CudaRbfBackend<float, 4>::enqueue_lm_try(int, int, int, const float*, bool);
+// The members defined above, for every (T, D) make_cuda_backend builds.
+#define RBFPDE_INSTANTIATE(T, D) \
+  template LossParts CudaRbfBackend<T, D>::lm_prepare(); \
+  template LossParts CudaRbfBackend<T, D>::lm_try(T); \
+  template void CudaRbfBackend<T, D>::lm_system(std::vector<T>&, std::vector<T>&) const; \
+  template void CudaRbfBackend<T, D>::lm_reject(); \
+  template void CudaRbfBackend<T, D>::enqueue_jacobian(); \
+  template void CudaRbfBackend<T, D>::size_lm_buffers(int, int); \
+  template void CudaRbfBackend<T, D>::enqueue_lm_prepare(); \
+  template void CudaRbfBackend<T, D>::normal_equations(int, int, const T*, int, const T*); \
+  template bool CudaRbfBackend<T, D>::try_step(double, int, T, int, const T*); \
+  template void CudaRbfBackend<T, D>::enqueue_lm_try(int, int, int, const T*, bool);
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
+#undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::cuda_detail

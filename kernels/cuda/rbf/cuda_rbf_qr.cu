@@ -195,106 +195,19 @@ LossParts CudaRbfBackend<T, D>::vp_prepare_tsqr() {
   return end_prepare();
 }
 
-template void CudaRbfBackend<double, 2>::solve_weights_qr();
-template void CudaRbfBackend<double, 2>::factor_features_on(
-    cudaStream_t, cusolverDnHandle_t, const double*, DeviceBuffer<double>&, DeviceBuffer<double>&,
-    DeviceBuffer<double>&, DeviceBuffer<double>&, DeviceBuffer<double>&, int*);
-template void CudaRbfBackend<double, 2>::over_ridge_rows(cudaStream_t, const double*,
-                                                         DeviceBuffer<double>&,
-                                                         DeviceBuffer<double>&,
-                                                         DeviceBuffer<double>&);
-template void CudaRbfBackend<double, 2>::apply_reflectors_t(const double*, int, int, double*, int);
-template void CudaRbfBackend<double, 2>::tsqr_r(double*, int, int, int);
-template int CudaRbfBackend<double, 2>::gather_stack(const double*, int, int);
-template void CudaRbfBackend<double, 2>::geqrf_on(cusolverDnHandle_t, double*, int, int, int,
-                                                  DeviceBuffer<double>&, DeviceBuffer<double>&,
-                                                  int*);
-template void CudaRbfBackend<double, 2>::set_ridge_rows(double*, int, int, int, const double*, int);
-template void CudaRbfBackend<double, 2>::solve_weights_tsqr();
-template LossParts CudaRbfBackend<double, 2>::vp_prepare_tsqr();
-
-template void CudaRbfBackend<double, 3>::solve_weights_qr();
-template void CudaRbfBackend<double, 3>::factor_features_on(
-    cudaStream_t, cusolverDnHandle_t, const double*, DeviceBuffer<double>&, DeviceBuffer<double>&,
-    DeviceBuffer<double>&, DeviceBuffer<double>&, DeviceBuffer<double>&, int*);
-template void CudaRbfBackend<double, 3>::over_ridge_rows(cudaStream_t, const double*,
-                                                         DeviceBuffer<double>&,
-                                                         DeviceBuffer<double>&,
-                                                         DeviceBuffer<double>&);
-template void CudaRbfBackend<double, 3>::apply_reflectors_t(const double*, int, int, double*, int);
-template void CudaRbfBackend<double, 3>::tsqr_r(double*, int, int, int);
-template int CudaRbfBackend<double, 3>::gather_stack(const double*, int, int);
-template void CudaRbfBackend<double, 3>::geqrf_on(cusolverDnHandle_t, double*, int, int, int,
-                                                  DeviceBuffer<double>&, DeviceBuffer<double>&,
-                                                  int*);
-template void CudaRbfBackend<double, 3>::set_ridge_rows(double*, int, int, int, const double*, int);
-template void CudaRbfBackend<double, 3>::solve_weights_tsqr();
-template LossParts CudaRbfBackend<double, 3>::vp_prepare_tsqr();
-
-template void CudaRbfBackend<double, 4>::solve_weights_qr();
-template void CudaRbfBackend<double, 4>::factor_features_on(
-    cudaStream_t, cusolverDnHandle_t, const double*, DeviceBuffer<double>&, DeviceBuffer<double>&,
-    DeviceBuffer<double>&, DeviceBuffer<double>&, DeviceBuffer<double>&, int*);
-template void CudaRbfBackend<double, 4>::over_ridge_rows(cudaStream_t, const double*,
-                                                         DeviceBuffer<double>&,
-                                                         DeviceBuffer<double>&,
-                                                         DeviceBuffer<double>&);
-template void CudaRbfBackend<double, 4>::apply_reflectors_t(const double*, int, int, double*, int);
-template void CudaRbfBackend<double, 4>::tsqr_r(double*, int, int, int);
-template int CudaRbfBackend<double, 4>::gather_stack(const double*, int, int);
-template void CudaRbfBackend<double, 4>::geqrf_on(cusolverDnHandle_t, double*, int, int, int,
-                                                  DeviceBuffer<double>&, DeviceBuffer<double>&,
-                                                  int*);
-template void CudaRbfBackend<double, 4>::set_ridge_rows(double*, int, int, int, const double*, int);
-template void CudaRbfBackend<double, 4>::solve_weights_tsqr();
-template LossParts CudaRbfBackend<double, 4>::vp_prepare_tsqr();
-
-template void CudaRbfBackend<float, 2>::solve_weights_qr();
-template void CudaRbfBackend<float, 2>::factor_features_on(
-    cudaStream_t, cusolverDnHandle_t, const float*, DeviceBuffer<float>&, DeviceBuffer<float>&,
-    DeviceBuffer<float>&, DeviceBuffer<float>&, DeviceBuffer<float>&, int*);
-template void CudaRbfBackend<float, 2>::over_ridge_rows(cudaStream_t, const float*,
-                                                        DeviceBuffer<float>&, DeviceBuffer<float>&,
-                                                        DeviceBuffer<float>&);
-template void CudaRbfBackend<float, 2>::apply_reflectors_t(const float*, int, int, float*, int);
-template void CudaRbfBackend<float, 2>::tsqr_r(float*, int, int, int);
-template int CudaRbfBackend<float, 2>::gather_stack(const float*, int, int);
-template void CudaRbfBackend<float, 2>::geqrf_on(cusolverDnHandle_t, float*, int, int, int,
-                                                 DeviceBuffer<float>&, DeviceBuffer<float>&, int*);
-template void CudaRbfBackend<float, 2>::set_ridge_rows(float*, int, int, int, const float*, int);
-template void CudaRbfBackend<float, 2>::solve_weights_tsqr();
-template LossParts CudaRbfBackend<float, 2>::vp_prepare_tsqr();
-
-template void CudaRbfBackend<float, 3>::solve_weights_qr();
-template void CudaRbfBackend<float, 3>::factor_features_on(
-    cudaStream_t, cusolverDnHandle_t, const float*, DeviceBuffer<float>&, DeviceBuffer<float>&,
-    DeviceBuffer<float>&, DeviceBuffer<float>&, DeviceBuffer<float>&, int*);
-template void CudaRbfBackend<float, 3>::over_ridge_rows(cudaStream_t, const float*,
-                                                        DeviceBuffer<float>&, DeviceBuffer<float>&,
-                                                        DeviceBuffer<float>&);
-template void CudaRbfBackend<float, 3>::apply_reflectors_t(const float*, int, int, float*, int);
-template void CudaRbfBackend<float, 3>::tsqr_r(float*, int, int, int);
-template int CudaRbfBackend<float, 3>::gather_stack(const float*, int, int);
-template void CudaRbfBackend<float, 3>::geqrf_on(cusolverDnHandle_t, float*, int, int, int,
-                                                 DeviceBuffer<float>&, DeviceBuffer<float>&, int*);
-template void CudaRbfBackend<float, 3>::set_ridge_rows(float*, int, int, int, const float*, int);
-template void CudaRbfBackend<float, 3>::solve_weights_tsqr();
-template LossParts CudaRbfBackend<float, 3>::vp_prepare_tsqr();
-
-template void CudaRbfBackend<float, 4>::solve_weights_qr();
-template void CudaRbfBackend<float, 4>::factor_features_on(
-    cudaStream_t, cusolverDnHandle_t, const float*, DeviceBuffer<float>&, DeviceBuffer<float>&,
-    DeviceBuffer<float>&, DeviceBuffer<float>&, DeviceBuffer<float>&, int*);
-template void CudaRbfBackend<float, 4>::over_ridge_rows(cudaStream_t, const float*,
-                                                        DeviceBuffer<float>&, DeviceBuffer<float>&,
-                                                        DeviceBuffer<float>&);
-template void CudaRbfBackend<float, 4>::apply_reflectors_t(const float*, int, int, float*, int);
-template void CudaRbfBackend<float, 4>::tsqr_r(float*, int, int, int);
-template int CudaRbfBackend<float, 4>::gather_stack(const float*, int, int);
-template void CudaRbfBackend<float, 4>::geqrf_on(cusolverDnHandle_t, float*, int, int, int,
-                                                 DeviceBuffer<float>&, DeviceBuffer<float>&, int*);
-template void CudaRbfBackend<float, 4>::set_ridge_rows(float*, int, int, int, const float*, int);
-template void CudaRbfBackend<float, 4>::solve_weights_tsqr();
-template LossParts CudaRbfBackend<float, 4>::vp_prepare_tsqr();
+// The members defined above, for every (T, D) make_cuda_backend builds.
+#define RBFPDE_INSTANTIATE(T, D) \
+  template void CudaRbfBackend<T, D>::solve_weights_qr(); \
+  template void CudaRbfBackend<T, D>::factor_features_on( cudaStream_t, cusolverDnHandle_t, const T*, DeviceBuffer<T>&, DeviceBuffer<T>&, DeviceBuffer<T>&, DeviceBuffer<T>&, DeviceBuffer<T>&, int*); \
+  template void CudaRbfBackend<T, D>::over_ridge_rows(cudaStream_t, const T*, DeviceBuffer<T>&, DeviceBuffer<T>&, DeviceBuffer<T>&); \
+  template void CudaRbfBackend<T, D>::apply_reflectors_t(const T*, int, int, T*, int); \
+  template void CudaRbfBackend<T, D>::tsqr_r(T*, int, int, int); \
+  template int CudaRbfBackend<T, D>::gather_stack(const T*, int, int); \
+  template void CudaRbfBackend<T, D>::geqrf_on(cusolverDnHandle_t, T*, int, int, int, DeviceBuffer<T>&, DeviceBuffer<T>&, int*); \
+  template void CudaRbfBackend<T, D>::set_ridge_rows(T*, int, int, int, const T*, int); \
+  template void CudaRbfBackend<T, D>::solve_weights_tsqr(); \
+  template LossParts CudaRbfBackend<T, D>::vp_prepare_tsqr();
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
+#undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::cuda_detail

@@ -377,187 +377,30 @@ void CudaRbfBackend<T, D>::prepare_batch_buffers(std::size_t n_int, std::size_t 
   if (dist_) std::tie(n_int_all_, n_bnd_all_) = union_counts(*comm_, pts_.n_int, pts_.n_bnd);
 }
 
-template CudaRbfBackend<double, 2>::CudaRbfBackend(const BackendOptions&);
-template CudaRbfBackend<double, 2>::~CudaRbfBackend();
-template void CudaRbfBackend<double, 2>::set_parameters(const RbfParameters<double>&);
-template void CudaRbfBackend<double, 2>::set_batch(const CollocationBatch&);
-template void CudaRbfBackend<double, 2>::set_problem_operator(const Problem&,
-                                                              const gpu::OperatorText&);
-template void CudaRbfBackend<double, 2>::draw_batch(std::uint64_t, std::uint64_t, std::size_t,
-                                                    std::size_t);
-template CollocationBatch CudaRbfBackend<double, 2>::batch() const;
-template void CudaRbfBackend<double, 2>::residual_vectors(std::vector<double>&,
-                                                          std::vector<double>&) const;
-template void CudaRbfBackend<double, 2>::evaluate(const std::vector<double>&, std::vector<double>&,
-                                                  std::vector<double>&);
-template void CudaRbfBackend<double, 2>::evaluate_gradient(const std::vector<double>&,
-                                                           std::vector<double>&);
-template RbfParameters<double> CudaRbfBackend<double, 2>::download_theta(
-    const DeviceBuffer<double>&) const;
-template void CudaRbfBackend<double, 2>::upload_eval_points(const std::vector<double>&,
-                                                            std::size_t);
-template const gpu::GeneralRows<double>* CudaRbfBackend<double, 2>::general_rows() const;
-template std::vector<double> CudaRbfBackend<double, 2>::coefficient_key() const;
-template void CudaRbfBackend<double, 2>::set_coefficients(const CollocationBatch&);
-template void CudaRbfBackend<double, 2>::download_coefficient(std::vector<double>&, bool,
-                                                              const DeviceBuffer<double>&,
-                                                              std::size_t) const;
-template void CudaRbfBackend<double, 2>::enqueue_residuals();
-template void CudaRbfBackend<double, 2>::enqueue_local_residuals();
-template void CudaRbfBackend<double, 2>::prepare_draw(std::size_t, std::size_t);
-template void CudaRbfBackend<double, 2>::enqueue_draw(std::uint64_t);
-template void CudaRbfBackend<double, 2>::prepare_batch_buffers(std::size_t, std::size_t);
-
-template CudaRbfBackend<double, 3>::CudaRbfBackend(const BackendOptions&);
-template CudaRbfBackend<double, 3>::~CudaRbfBackend();
-template void CudaRbfBackend<double, 3>::set_parameters(const RbfParameters<double>&);
-template void CudaRbfBackend<double, 3>::set_batch(const CollocationBatch&);
-template void CudaRbfBackend<double, 3>::set_problem_operator(const Problem&,
-                                                              const gpu::OperatorText&);
-template void CudaRbfBackend<double, 3>::draw_batch(std::uint64_t, std::uint64_t, std::size_t,
-                                                    std::size_t);
-template CollocationBatch CudaRbfBackend<double, 3>::batch() const;
-template void CudaRbfBackend<double, 3>::residual_vectors(std::vector<double>&,
-                                                          std::vector<double>&) const;
-template void CudaRbfBackend<double, 3>::evaluate(const std::vector<double>&, std::vector<double>&,
-                                                  std::vector<double>&);
-template void CudaRbfBackend<double, 3>::evaluate_gradient(const std::vector<double>&,
-                                                           std::vector<double>&);
-template RbfParameters<double> CudaRbfBackend<double, 3>::download_theta(
-    const DeviceBuffer<double>&) const;
-template void CudaRbfBackend<double, 3>::upload_eval_points(const std::vector<double>&,
-                                                            std::size_t);
-template const gpu::GeneralRows<double>* CudaRbfBackend<double, 3>::general_rows() const;
-template std::vector<double> CudaRbfBackend<double, 3>::coefficient_key() const;
-template void CudaRbfBackend<double, 3>::set_coefficients(const CollocationBatch&);
-template void CudaRbfBackend<double, 3>::download_coefficient(std::vector<double>&, bool,
-                                                              const DeviceBuffer<double>&,
-                                                              std::size_t) const;
-template void CudaRbfBackend<double, 3>::enqueue_residuals();
-template void CudaRbfBackend<double, 3>::enqueue_local_residuals();
-template void CudaRbfBackend<double, 3>::prepare_draw(std::size_t, std::size_t);
-template void CudaRbfBackend<double, 3>::enqueue_draw(std::uint64_t);
-template void CudaRbfBackend<double, 3>::prepare_batch_buffers(std::size_t, std::size_t);
-
-template CudaRbfBackend<double, 4>::CudaRbfBackend(const BackendOptions&);
-template CudaRbfBackend<double, 4>::~CudaRbfBackend();
-template void CudaRbfBackend<double, 4>::set_parameters(const RbfParameters<double>&);
-template void CudaRbfBackend<double, 4>::set_batch(const CollocationBatch&);
-template void CudaRbfBackend<double, 4>::set_problem_operator(const Problem&,
-                                                              const gpu::OperatorText&);
-template void CudaRbfBackend<double, 4>::draw_batch(std::uint64_t, std::uint64_t, std::size_t,
-                                                    std::size_t);
-template CollocationBatch CudaRbfBackend<double, 4>::batch() const;
-template void CudaRbfBackend<double, 4>::residual_vectors(std::vector<double>&,
-                                                          std::vector<double>&) const;
-template void CudaRbfBackend<double, 4>::evaluate(const std::vector<double>&, std::vector<double>&,
-                                                  std::vector<double>&);
-template void CudaRbfBackend<double, 4>::evaluate_gradient(const std::vector<double>&,
-                                                           std::vector<double>&);
-template RbfParameters<double> CudaRbfBackend<double, 4>::download_theta(
-    const DeviceBuffer<double>&) const;
-template void CudaRbfBackend<double, 4>::upload_eval_points(const std::vector<double>&,
-                                                            std::size_t);
-template const gpu::GeneralRows<double>* CudaRbfBackend<double, 4>::general_rows() const;
-template std::vector<double> CudaRbfBackend<double, 4>::coefficient_key() const;
-template void CudaRbfBackend<double, 4>::set_coefficients(const CollocationBatch&);
-template void CudaRbfBackend<double, 4>::download_coefficient(std::vector<double>&, bool,
-                                                              const DeviceBuffer<double>&,
-                                                              std::size_t) const;
-template void CudaRbfBackend<double, 4>::enqueue_residuals();
-template void CudaRbfBackend<double, 4>::enqueue_local_residuals();
-template void CudaRbfBackend<double, 4>::prepare_draw(std::size_t, std::size_t);
-template void CudaRbfBackend<double, 4>::enqueue_draw(std::uint64_t);
-template void CudaRbfBackend<double, 4>::prepare_batch_buffers(std::size_t, std::size_t);
-
-template CudaRbfBackend<float, 2>::CudaRbfBackend(const BackendOptions&);
-template CudaRbfBackend<float, 2>::~CudaRbfBackend();
-template void CudaRbfBackend<float, 2>::set_parameters(const RbfParameters<float>&);
-template void CudaRbfBackend<float, 2>::set_batch(const CollocationBatch&);
-template void CudaRbfBackend<float, 2>::set_problem_operator(const Problem&,
-                                                             const gpu::OperatorText&);
-template void CudaRbfBackend<float, 2>::draw_batch(std::uint64_t, std::uint64_t, std::size_t,
-                                                   std::size_t);
-template CollocationBatch CudaRbfBackend<float, 2>::batch() const;
-template void CudaRbfBackend<float, 2>::residual_vectors(std::vector<float>&,
-                                                         std::vector<float>&) const;
-template void CudaRbfBackend<float, 2>::evaluate(const std::vector<double>&, std::vector<double>&,
-                                                 std::vector<double>&);
-template void CudaRbfBackend<float, 2>::evaluate_gradient(const std::vector<double>&,
-                                                          std::vector<double>&);
-template RbfParameters<float> CudaRbfBackend<float, 2>::download_theta(
-    const DeviceBuffer<float>&) const;
-template void CudaRbfBackend<float, 2>::upload_eval_points(const std::vector<double>&, std::size_t);
-template const gpu::GeneralRows<float>* CudaRbfBackend<float, 2>::general_rows() const;
-template std::vector<double> CudaRbfBackend<float, 2>::coefficient_key() const;
-template void CudaRbfBackend<float, 2>::set_coefficients(const CollocationBatch&);
-template void CudaRbfBackend<float, 2>::download_coefficient(std::vector<double>&, bool,
-                                                             const DeviceBuffer<float>&,
-                                                             std::size_t) const;
-template void CudaRbfBackend<float, 2>::enqueue_residuals();
-template void CudaRbfBackend<float, 2>::enqueue_local_residuals();
-template void CudaRbfBackend<float, 2>::prepare_draw(std::size_t, std::size_t);
-template void CudaRbfBackend<float, 2>::enqueue_draw(std::uint64_t);
-template void CudaRbfBackend<float, 2>::prepare_batch_buffers(std::size_t, std::size_t);
-
-template CudaRbfBackend<float, 3>::CudaRbfBackend(const BackendOptions&);
-template CudaRbfBackend<float, 3>::~CudaRbfBackend();
-template void CudaRbfBackend<float, 3>::set_parameters(const RbfParameters<float>&);
-template void CudaRbfBackend<float, 3>::set_batch(const CollocationBatch&);
-template void CudaRbfBackend<float, 3>::set_problem_operator(const Problem&,
-                                                             const gpu::OperatorText&);
-template void CudaRbfBackend<float, 3>::draw_batch(std::uint64_t, std::uint64_t, std::size_t,
-                                                   std::size_t);
-template CollocationBatch CudaRbfBackend<float, 3>::batch() const;
-template void CudaRbfBackend<float, 3>::residual_vectors(std::vector<float>&,
-                                                         std::vector<float>&) const;
-template void CudaRbfBackend<float, 3>::evaluate(const std::vector<double>&, std::vector<double>&,
-                                                 std::vector<double>&);
-template void CudaRbfBackend<float, 3>::evaluate_gradient(const std::vector<double>&,
-                                                          std::vector<double>&);
-template RbfParameters<float> CudaRbfBackend<float, 3>::download_theta(
-    const DeviceBuffer<float>&) const;
-template void CudaRbfBackend<float, 3>::upload_eval_points(const std::vector<double>&, std::size_t);
-template const gpu::GeneralRows<float>* CudaRbfBackend<float, 3>::general_rows() const;
-template std::vector<double> CudaRbfBackend<float, 3>::coefficient_key() const;
-template void CudaRbfBackend<float, 3>::set_coefficients(const CollocationBatch&);
-template void CudaRbfBackend<float, 3>::download_coefficient(std::vector<double>&, bool,
-                                                             const DeviceBuffer<float>&,
-                                                             std::size_t) const;
-template void CudaRbfBackend<float, 3>::enqueue_residuals();
-template void CudaRbfBackend<float, 3>::enqueue_local_residuals();
-template void CudaRbfBackend<float, 3>::prepare_draw(std::size_t, std::size_t);
-template void CudaRbfBackend<float, 3>::enqueue_draw(std::uint64_t);
-template void CudaRbfBackend<float, 3>::prepare_batch_buffers(std::size_t, std::size_t);
-
-template CudaRbfBackend<float, 4>::CudaRbfBackend(const BackendOptions&);
-template CudaRbfBackend<float, 4>::~CudaRbfBackend();
-template void CudaRbfBackend<float, 4>::set_parameters(const RbfParameters<float>&);
-template void CudaRbfBackend<float, 4>::set_batch(const CollocationBatch&);
-template void CudaRbfBackend<float, 4>::set_problem_operator(const Problem&,
-                                                             const gpu::OperatorText&);
-template void CudaRbfBackend<float, 4>::draw_batch(std::uint64_t, std::uint64_t, std::size_t,
-                                                   std::size_t);
-template CollocationBatch CudaRbfBackend<float, 4>::batch() const;
-template void CudaRbfBackend<float, 4>::residual_vectors(std::vector<float>&,
-                                                         std::vector<float>&) const;
-template void CudaRbfBackend<float, 4>::evaluate(const std::vector<double>&, std::vector<double>&,
-                                                 std::vector<double>&);
-template void CudaRbfBackend<float, 4>::evaluate_gradient(const std::vector<double>&,
-                                                          std::vector<double>&);
-template RbfParameters<float> CudaRbfBackend<float, 4>::download_theta(
-    const DeviceBuffer<float>&) const;
-template void CudaRbfBackend<float, 4>::upload_eval_points(const std::vector<double>&, std::size_t);
-template const gpu::GeneralRows<float>* CudaRbfBackend<float, 4>::general_rows() const;
-template std::vector<double> CudaRbfBackend<float, 4>::coefficient_key() const;
-template void CudaRbfBackend<float, 4>::set_coefficients(const CollocationBatch&);
-template void CudaRbfBackend<float, 4>::download_coefficient(std::vector<double>&, bool,
-                                                             const DeviceBuffer<float>&,
-                                                             std::size_t) const;
-template void CudaRbfBackend<float, 4>::enqueue_residuals();
-template void CudaRbfBackend<float, 4>::enqueue_local_residuals();
-template void CudaRbfBackend<float, 4>::prepare_draw(std::size_t, std::size_t);
-template void CudaRbfBackend<float, 4>::enqueue_draw(std::uint64_t);
-template void CudaRbfBackend<float, 4>::prepare_batch_buffers(std::size_t, std::size_t);
+// The members defined above, for every (T, D) make_cuda_backend builds.
+#define RBFPDE_INSTANTIATE(T, D) \
+  template CudaRbfBackend<T, D>::CudaRbfBackend(const BackendOptions&); \
+  template CudaRbfBackend<T, D>::~CudaRbfBackend(); \
+  template void CudaRbfBackend<T, D>::set_parameters(const RbfParameters<T>&); \
+  template void CudaRbfBackend<T, D>::set_batch(const CollocationBatch&); \
+  template void CudaRbfBackend<T, D>::set_problem_operator(const Problem&, const gpu::OperatorText&); \
+  template void CudaRbfBackend<T, D>::draw_batch(std::uint64_t, std::uint64_t, std::size_t, std::size_t); \
+  template CollocationBatch CudaRbfBackend<T, D>::batch() const; \
+  template void CudaRbfBackend<T, D>::residual_vectors(std::vector<T>&, std::vector<T>&) const; \
+  template void CudaRbfBackend<T, D>::evaluate(const std::vector<double>&, std::vector<double>&, std::vector<double>&); \
+  template void CudaRbfBackend<T, D>::evaluate_gradient(const std::vector<double>&, std::vector<double>&); \
+  template RbfParameters<T> CudaRbfBackend<T, D>::download_theta( const DeviceBuffer<T>&) const; \
+  template void CudaRbfBackend<T, D>::upload_eval_points(const std::vector<double>&, std::size_t); \
+  template const gpu::GeneralRows<T>* CudaRbfBackend<T, D>::general_rows() const; \
+  template std::vector<double> CudaRbfBackend<T, D>::coefficient_key() const; \
+  template void CudaRbfBackend<T, D>::set_coefficients(const CollocationBatch&); \
+  template void CudaRbfBackend<T, D>::download_coefficient(std::vector<double>&, bool, const DeviceBuffer<T>&, std::size_t) const; \
+  template void CudaRbfBackend<T, D>::enqueue_residuals(); \
+  template void CudaRbfBackend<T, D>::enqueue_local_residuals(); \
+  template void CudaRbfBackend<T, D>::prepare_draw(std::size_t, std::size_t); \
+  template void CudaRbfBackend<T, D>::enqueue_draw(std::uint64_t); \
+  template void CudaRbfBackend<T, D>::prepare_batch_buffers(std::size_t, std::size_t);
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
+#undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::cuda_detail

@@ -218,58 +218,16 @@ LossParts CudaRbfBackend<T, D>::end_prepare() {
   return to_loss_parts(read_scalars());
 }
 
-template LossParts CudaRbfBackend<double, 2>::vp_prepare();
-template LossParts CudaRbfBackend<double, 2>::vp_try(double);
-template void CudaRbfBackend<double, 2>::enqueue_lookahead();
-template bool CudaRbfBackend<double, 2>::preconditioned_weights(LossParts&);
-template void CudaRbfBackend<double, 2>::project_out_range(double*, int, int);
-template LossParts CudaRbfBackend<double, 2>::finish_vp_prepare(int, const double*, int,
-                                                                const double*);
-template LossParts CudaRbfBackend<double, 2>::end_prepare();
-
-template LossParts CudaRbfBackend<double, 3>::vp_prepare();
-template LossParts CudaRbfBackend<double, 3>::vp_try(double);
-template void CudaRbfBackend<double, 3>::enqueue_lookahead();
-template bool CudaRbfBackend<double, 3>::preconditioned_weights(LossParts&);
-template void CudaRbfBackend<double, 3>::project_out_range(double*, int, int);
-template LossParts CudaRbfBackend<double, 3>::finish_vp_prepare(int, const double*, int,
-                                                                const double*);
-template LossParts CudaRbfBackend<double, 3>::end_prepare();
-
-template LossParts CudaRbfBackend<double, 4>::vp_prepare();
-template LossParts CudaRbfBackend<double, 4>::vp_try(double);
-template void CudaRbfBackend<double, 4>::enqueue_lookahead();
-template bool CudaRbfBackend<double, 4>::preconditioned_weights(LossParts&);
-template void CudaRbfBackend<double, 4>::project_out_range(double*, int, int);
-template LossParts CudaRbfBackend<double, 4>::finish_vp_prepare(int, const double*, int,
-                                                                const double*);
-template LossParts CudaRbfBackend<double, 4>::end_prepare();
-
-template LossParts CudaRbfBackend<float, 2>::vp_prepare();
-template LossParts CudaRbfBackend<float, 2>::vp_try(float);
-template void CudaRbfBackend<float, 2>::enqueue_lookahead();
-template bool CudaRbfBackend<float, 2>::preconditioned_weights(LossParts&);
-template void CudaRbfBackend<float, 2>::project_out_range(float*, int, int);
-template LossParts CudaRbfBackend<float, 2>::finish_vp_prepare(int, const float*, int,
-                                                               const float*);
-template LossParts CudaRbfBackend<float, 2>::end_prepare();
-
-template LossParts CudaRbfBackend<float, 3>::vp_prepare();
-template LossParts CudaRbfBackend<float, 3>::vp_try(float);
-template void CudaRbfBackend<float, 3>::enqueue_lookahead();
-template bool CudaRbfBackend<float, 3>::preconditioned_weights(LossParts&);
-template void CudaRbfBackend<float, 3>::project_out_range(float*, int, int);
-template LossParts CudaRbfBackend<float, 3>::finish_vp_prepare(int, const float*, int,
-                                                               const float*);
-template LossParts CudaRbfBackend<float, 3>::end_prepare();
-
-template LossParts CudaRbfBackend<float, 4>::vp_prepare();
-template LossParts CudaRbfBackend<float, 4>::vp_try(float);
-template void CudaRbfBackend<float, 4>::enqueue_lookahead();
-template bool CudaRbfBackend<float, 4>::preconditioned_weights(LossParts&);
-template void CudaRbfBackend<float, 4>::project_out_range(float*, int, int);
-template LossParts CudaRbfBackend<float, 4>::finish_vp_prepare(int, const float*, int,
-                                                               const float*);
-template LossParts CudaRbfBackend<float, 4>::end_prepare();
+// The members defined above, for every (T, D) make_cuda_backend builds.
+#define RBFPDE_INSTANTIATE(T, D) \
+  template LossParts CudaRbfBackend<T, D>::vp_prepare(); \
+  template LossParts CudaRbfBackend<T, D>::vp_try(T); \
+  template void CudaRbfBackend<T, D>::enqueue_lookahead(); \
+  template bool CudaRbfBackend<T, D>::preconditioned_weights(LossParts&); \
+  template void CudaRbfBackend<T, D>::project_out_range(T*, int, int); \
+  template LossParts CudaRbfBackend<T, D>::finish_vp_prepare(int, const T*, int, const T*); \
+  template LossParts CudaRbfBackend<T, D>::end_prepare();
+RBFPDE_FOR_EACH_T_D(RBFPDE_INSTANTIATE)
+#undef RBFPDE_INSTANTIATE
 
 }  // namespace rbfpde::cuda_detail
